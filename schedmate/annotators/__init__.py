@@ -1,0 +1,4 @@
+from schedmate.annotators import builtin as _builtin  # noqa: F401  (registers none, oracle)
+from schedmate.annotators.base import ANNOTATORS, Annotator
+
+__all__ = ["ANNOTATORS", "Annotator"]

@@ -1,0 +1,30 @@
+"""Annotators turn what is known about a job into an `Annotation`.
+
+The engine calls `on_submit` when a job arrives and `on_finish` when it ends (so history-based
+annotators can learn, seeing only jobs that finished before the query time). Annotators that
+follow a running job (log monitor) may update the annotation through `on_progress`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from schedmate.registry import Registry
+from schedmate.records import Annotation, Job
+
+
+class Annotator(ABC):
+    name: str = "annotator"
+
+    @abstractmethod
+    def on_submit(self, job: Job, now: float) -> Annotation:
+        """Annotation for a job at its submission; must not read the future."""
+
+    def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
+        """A job ended at `now` after running `runtime_s` seconds of wall time."""
+
+    def reset(self, seed: int) -> None:
+        """Called once before a replay."""
+
+
+ANNOTATORS: Registry[Annotator] = Registry("annotator")

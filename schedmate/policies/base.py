@@ -1,0 +1,116 @@
+"""The small interfaces a scheduler is made of, and the registries that find them by name.
+
+A scheduler is a queue order (who goes first), a placement (where, or wait), and optionally
+preemption (whom to stop for whom). Every implementation takes the same arguments: the job's
+runtime state (read-only), the cluster state (read-only) and the simulated time. Policies read
+annotations (`js.annotation`), never the truth fields of `js.job`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from schedmate.registry import Registry
+from schedmate.sim.state import ClusterState, JobState, Placement
+
+if TYPE_CHECKING:
+    from schedmate.sim.engine import Simulator
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Do not place now; ask again at `until` (a delay timer, in the spirit of a Permit with timeout)."""
+
+    until: float
+
+
+Decision = Placement | Wait | None
+"""A placement, a request to wait until a time, or None when the job cannot fit now."""
+
+
+class QueueOrder(ABC):
+    """Decides who goes first. Lower keys go first; ties are broken by the engine's submission order."""
+
+    name: str = "order"
+    blocking: bool = False
+    """A job that cannot be placed blocks the jobs behind it (strict FIFO); else they may pass it."""
+    preemptive: bool = False
+    """Whether running jobs of a worse class may be preempted for a waiting job of a better class."""
+
+    @abstractmethod
+    def key(self, js: JobState, now: float) -> tuple[float, ...]:
+        """Sort key of a waiting job; must only change at times announced by `next_key_change`."""
+
+    def preemption_class(self, js: JobState, now: float) -> float:
+        """Lower is more important. A waiting job may preempt running jobs of a strictly higher class."""
+        return 0.0
+
+    def next_key_change(self, js: JobState, now: float) -> float | None:
+        """When this job's key or preemption class will next change (None: not on its own)."""
+        return None
+
+    def reset(self) -> None:
+        """Called once before a replay."""
+
+
+class PlacementPolicy(ABC):
+    """Decides where a job's GPUs go, or that it should wait."""
+
+    name: str = "placement"
+    monotone: bool = True
+    """If a job of g GPUs cannot be placed (None), no job of more GPUs can be placed either until
+    GPUs are freed; the engine then skips bigger jobs in the same pass without asking."""
+
+    @abstractmethod
+    def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
+        """Choose GPUs for `js` given per-node free GPUs (`free`, default the cluster's own)."""
+
+    def reset(self, seed: int) -> None:
+        """Called once before a replay with the run's seed."""
+
+
+class PreemptionPolicy(ABC):
+    """Chooses running jobs to stop so that a waiting job can start."""
+
+    name: str = "preemption"
+
+    @abstractmethod
+    def victims(
+        self,
+        js: JobState,
+        running: Iterable[JobState],
+        cluster: ClusterState,
+        placement: PlacementPolicy,
+        order: QueueOrder,
+        now: float,
+    ) -> tuple[list[JobState], Placement] | None:
+        """Victims and the placement they make possible, or None if preemption cannot help."""
+
+
+@dataclass
+class Scheduler:
+    """A queue order, a placement and (optionally) preemption, composed."""
+
+    order: QueueOrder
+    placement: PlacementPolicy
+    preemption: PreemptionPolicy | None = None
+    backfill: bool = True
+    """EASY backfilling behind a blocked head (only for blocking orders, only with duration estimates)."""
+    backfill_depth: int = 200
+    """How many queued jobs behind a blocked head a pass considers for backfilling (as Slurm's
+    bf_max_job_test bounds its backfill scan)."""
+    tick_s: float | None = None
+    """Period of `on_tick` calls, for policies that need one (e.g. an auto-tuner)."""
+    on_tick: Callable[["Simulator", float], None] | None = None
+    name: str = ""
+
+    def describe(self) -> str:
+        return self.name or f"{self.order.name}+{self.placement.name}"
+
+
+ORDERS: Registry[QueueOrder] = Registry("queue order")
+PLACEMENTS: Registry[PlacementPolicy] = Registry("placement")
+PREEMPTIONS: Registry[PreemptionPolicy] = Registry("preemption")

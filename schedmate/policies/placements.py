@@ -1,0 +1,155 @@
+"""Placements: consolidate (fewest nodes, else wait), scatter (first fit anywhere), random.
+
+Also the locality helpers the delay scheduler builds on: the best placement at each level
+L0 (fewest nodes), L1 (inside one rack), L2 (anywhere).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+
+from schedmate.policies.base import PLACEMENTS, Decision, PlacementPolicy
+from schedmate.sim.state import ClusterState, JobState, Placement
+
+
+def min_nodes_needed(gpus: int, cluster: ClusterState) -> int:
+    """The fewest nodes that could ever hold `gpus` GPUs on this cluster (empty cluster)."""
+    need, count = gpus, 0
+    for cap in sorted(cluster.capacity, reverse=True):
+        if need <= 0:
+            break
+        need -= cap
+        count += 1
+    return max(1, count)
+
+
+def _greedy(gpus: int, nodes: list[int], free: list[int]) -> Placement | None:
+    """Fill the given nodes in the given order; None if they hold too few GPUs."""
+    need = gpus
+    out: list[tuple[int, int]] = []
+    for n in nodes:
+        f = free[n]
+        if f <= 0:
+            continue
+        take = f if f < need else need
+        out.append((n, take))
+        need -= take
+        if need == 0:
+            return tuple(sorted(out))
+    return None
+
+
+def best_fit_single_node(gpus: int, free: list[int], nodes: list[int] | range | None = None) -> Placement | None:
+    """The node with the fewest free GPUs that still holds the job (lowest index on ties)."""
+    best, best_free = -1, 1 << 30
+    for n in nodes if nodes is not None else range(len(free)):
+        f = free[n]
+        if gpus <= f < best_free:
+            best, best_free = n, f
+            if f == gpus:
+                break
+    return ((best, gpus),) if best >= 0 else None
+
+
+def fewest_nodes(gpus: int, cluster: ClusterState, free: list[int], nodes: list[int] | None = None) -> Placement | None:
+    """A placement on the fewest nodes possible now, among `nodes` (default all)."""
+    if gpus <= 0:
+        return ()
+    single = best_fit_single_node(gpus, free, nodes)
+    if single is not None:
+        return single
+    pool = nodes if nodes is not None else range(len(free))
+    # most-free first is optimal for the node count; ties by index keep it deterministic
+    ordered = sorted((n for n in pool if free[n] > 0), key=lambda n: (-free[n], n))
+    return _greedy(gpus, ordered, free)
+
+
+def consolidated(gpus: int, cluster: ClusterState, free: list[int]) -> Placement | None:
+    """L0: as few nodes as the job could ever use, preferring a single rack; None if not possible now."""
+    if gpus <= 0:
+        return ()
+    live = free is cluster.free
+    if gpus <= cluster.max_node_gpus:
+        if live and not cluster.fits_on_one_node(gpus):
+            return None
+        return best_fit_single_node(gpus, free)
+    target = min_nodes_needed(gpus, cluster)
+    if sum(heapq.nlargest(target, free)) < gpus:
+        return None
+    best: Placement | None = None
+    for rack in sorted(cluster.nodes_in_rack):
+        p = fewest_nodes(gpus, cluster, free, cluster.nodes_in_rack[rack])
+        if p is not None and len(p) <= target:
+            return p
+    p = fewest_nodes(gpus, cluster, free)
+    if p is not None and len(p) <= target:
+        best = p
+    return best
+
+
+def within_one_rack(gpus: int, cluster: ClusterState, free: list[int]) -> Placement | None:
+    """L1: all GPUs inside one rack, on as few nodes as that rack allows; the tightest rack wins."""
+    best: Placement | None = None
+    best_key = (1 << 30, 1 << 30)
+    for rack in sorted(cluster.nodes_in_rack):
+        nodes = cluster.nodes_in_rack[rack]
+        rack_free = sum(free[n] for n in nodes)
+        if rack_free < gpus:
+            continue
+        p = fewest_nodes(gpus, cluster, free, nodes)
+        if p is not None and (len(p), rack_free) < best_key:
+            best, best_key = p, (len(p), rack_free)
+    return best
+
+
+def anywhere(gpus: int, cluster: ClusterState, free: list[int]) -> Placement | None:
+    """L2: fewest nodes over the whole cluster."""
+    return fewest_nodes(gpus, cluster, free)
+
+
+@PLACEMENTS.register("consolidate")
+class Consolidate(PlacementPolicy):
+    """Fewest nodes (one node when the job fits in one, else whole nodes in one rack); otherwise wait."""
+
+    name = "consolidate"
+
+    def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
+        return consolidated(js.num_gpus, cluster, cluster.free if free is None else free)
+
+
+@PLACEMENTS.register("scatter")
+class Scatter(PlacementPolicy):
+    """First fit in node order, spreading over as many nodes as it takes; never waits for locality."""
+
+    name = "scatter"
+
+    def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
+        free = cluster.free if free is None else free
+        return _greedy(js.num_gpus, list(range(len(free))), free) if js.num_gpus > 0 else ()
+
+
+@PLACEMENTS.register("random")
+class RandomPlacement(PlacementPolicy):
+    """Free GPUs drawn at random (seeded); a baseline with no locality at all."""
+
+    name = "random"
+
+    def __init__(self) -> None:
+        self._rng = random.Random(0)
+
+    def reset(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+
+    def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
+        free = cluster.free if free is None else free
+        if js.num_gpus <= 0:
+            return ()
+        if sum(free) < js.num_gpus:
+            return None
+        slots = [n for n, f in enumerate(free) for _ in range(f)]
+        chosen = self._rng.sample(slots, js.num_gpus)
+        counts: dict[int, int] = {}
+        for n in chosen:
+            counts[n] = counts.get(n, 0) + 1
+        return tuple(sorted(counts.items()))

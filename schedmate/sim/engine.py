@@ -1,0 +1,395 @@
+"""The discrete-event replay engine.
+
+Events sit on a heap keyed by (time, sequence): same-time events run in the order they were
+created, so a replay is deterministic for a seed. All events at one instant are applied, then one
+scheduling pass runs. A job's finish time follows from its remaining work and its speed; when a
+start or stop changes the speed of jobs that share links with it, their finish events are
+re-issued (stale ones are dropped by a version check).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from sortedcontainers import SortedList
+
+from schedmate.policies.base import Scheduler, Wait
+from schedmate.policies.estimates import predicted_remaining
+from schedmate.records import ClusterSpec, Job
+from schedmate.sim.network import NetworkModel
+from schedmate.sim.state import ClusterState, JobState, Placement, Status
+
+if TYPE_CHECKING:
+    from schedmate.annotators.base import Annotator
+
+ARRIVAL, FINISH, KEY_CHANGE, WAKE, TICK = 0, 1, 2, 3, 4
+
+
+@dataclass
+class ReplayConfig:
+    seed: int = 0
+    restart_cost_s: float = 60.0
+    """Consolidated-seconds of progress a preempted job loses (checkpoint restore and lost steps)."""
+    record_timeseries: bool = True
+
+
+@dataclass
+class Timeseries:
+    t: array = field(default_factory=lambda: array("d"))
+    queued: array = field(default_factory=lambda: array("l"))
+    busy_gpus: array = field(default_factory=lambda: array("l"))
+
+
+class Simulator:
+    def __init__(
+        self,
+        jobs: Iterable[Job],
+        cluster: ClusterSpec,
+        scheduler: Scheduler,
+        annotator: "Annotator",
+        config: ReplayConfig | None = None,
+    ) -> None:
+        self.config = config or ReplayConfig()
+        self.spec = cluster
+        self.cluster = ClusterState(cluster)
+        self.network = NetworkModel(self.cluster, cluster.network)
+        self.scheduler = scheduler
+        self.annotator = annotator
+        ordered = sorted(jobs, key=lambda j: (j.submit_time, j.id))
+        too_big = [j.id for j in ordered if j.num_gpus > self.cluster.total_gpus]
+        if too_big:
+            raise ValueError(
+                f"{len(too_big)} job(s) ask for more GPUs than the cluster has ({self.cluster.total_gpus}), "
+                f"e.g. {too_big[:3]}: use a bigger --cluster or filter the trace"
+            )
+        from schedmate.records import Annotation
+
+        empty = Annotation(job_id="")
+        self.jobs = [
+            JobState(job=j, idx=i, annotation=empty, work_total=j.duration_s) for i, j in enumerate(ordered)
+        ]
+        self.now = 0.0
+        self._heap: list[tuple[float, int, int, int, int]] = []
+        self._seq = 0
+        self.waiting: SortedList = SortedList()
+        self.running: set[JobState] = set()
+        self.running_by_class: SortedList = SortedList()
+        self.running_by_end: SortedList = SortedList()
+        """(predicted end, idx) of running jobs; a running job's predicted end does not move."""
+        self.events = 0
+        self.passes = 0
+        self.timeseries = Timeseries()
+        self.log: list[dict] = []
+        """Policy decisions worth keeping (e.g. tuned timers over time)."""
+        self._dirty = False
+
+    # ------------------------------------------------------------------ event plumbing
+    def push(self, t: float, kind: int, idx: int = -1, version: int = 0) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, kind, idx, version))
+
+    def run(self, progress: Callable[[int], None] | None = None) -> "Simulator":
+        sched = self.scheduler
+        sched.order.reset()
+        sched.placement.reset(self.config.seed)
+        self.annotator.reset(self.config.seed)
+        for js in self.jobs:
+            self.push(js.job.submit_time, ARRIVAL, js.idx)
+        if sched.tick_s and self.jobs:
+            self.push(self.jobs[0].job.submit_time + sched.tick_s, TICK)
+        heap = self._heap
+        finished = 0
+        total = len(self.jobs)
+        while heap:
+            t, _, kind, idx, version = heapq.heappop(heap)
+            self.now = t
+            self.events += 1
+            if kind == FINISH:
+                js = self.jobs[idx]
+                if version == js.version and js.status is Status.running:
+                    self._finish(js, t)
+                    finished += 1
+                    if progress is not None and finished % 1000 == 0:
+                        progress(finished)
+            elif kind == ARRIVAL:
+                self._arrive(self.jobs[idx], t)
+            elif kind == KEY_CHANGE:
+                js = self.jobs[idx]
+                if version == js.key_version:
+                    self._rekey(js, t)
+            elif kind == WAKE:
+                js = self.jobs[idx]
+                if js.status is Status.waiting and js.extra.get("_wake") == t:
+                    js.extra.pop("_wake", None)
+                    self._dirty = True
+            elif kind == TICK:
+                if finished < total:
+                    if sched.on_tick is not None:
+                        sched.on_tick(self, t)
+                    self._dirty = True
+                    self.push(t + (sched.tick_s or 0.0), TICK)
+            if self._dirty and (not heap or heap[0][0] > t):
+                self._dirty = False
+                self._schedule(t)
+        if progress is not None:
+            progress(finished)
+        return self
+
+    # ------------------------------------------------------------------ job transitions
+    def _arrive(self, js: JobState, t: float) -> None:
+        js.annotation = self.annotator.on_submit(js.job, t)
+        js.status = Status.waiting
+        js.eligible_since = t
+        if js.work_total <= 0:  # zero-length jobs end on arrival without using GPUs
+            js.status = Status.done
+            js.end_time = t
+            js.first_start = t
+            self.annotator.on_finish(js.job, t, 0.0)
+            return
+        self._enqueue(js, t)
+        self._dirty = True
+
+    def _enqueue(self, js: JobState, t: float) -> None:
+        key = self.scheduler.order.key(js, t)
+        entry = (key, js.idx)
+        js.extra["_entry"] = entry
+        self.waiting.add(entry)
+        self._announce_key_change(js, t)
+
+    def _announce_key_change(self, js: JobState, t: float) -> None:
+        js.key_version += 1
+        nxt = self.scheduler.order.next_key_change(js, t)
+        if nxt is not None and nxt > t and math.isfinite(nxt):
+            self.push(nxt, KEY_CHANGE, js.idx, js.key_version)
+
+    def _rekey(self, js: JobState, t: float) -> None:
+        if js.status is Status.waiting:
+            self.waiting.remove(js.extra["_entry"])
+            self._enqueue(js, t)
+        elif js.status is Status.running:
+            if "_class" in js.extra:
+                self.running_by_class.remove(js.extra.pop("_class"))
+            self._add_running_class(js, t)
+            self.running_by_end.remove(js.extra.pop("_end"))
+            self._add_running_end(js, t)
+            self._announce_key_change(js, t)
+        self._dirty = True
+
+    def update_annotation(self, js: JobState, annotation, t: float) -> None:
+        """Replace a job's annotation (e.g. a log-monitor update) and re-sort it."""
+        js.annotation = annotation
+        self._rekey(js, t)
+
+    def _add_running_class(self, js: JobState, t: float) -> None:
+        if not self.scheduler.order.preemptive:
+            return
+        entry = (self.scheduler.order.preemption_class(js, t), js.last_start, js.idx)
+        js.extra["_class"] = entry
+        self.running_by_class.add(entry)
+
+    def _advance(self, js: JobState, t: float) -> None:
+        dt = t - js.last_update
+        if dt > 0:
+            js.work_done += js.speed * dt
+            js.comm_lost_gpu_s += js.job.num_gpus * (1.0 - js.speed) * dt
+            js.last_update = t
+
+    def _reschedule_finish(self, js: JobState, t: float) -> None:
+        js.version += 1
+        remaining = max(0.0, js.work_total - js.work_done)
+        self.push(t + remaining / js.speed, FINISH, js.idx, js.version)
+
+    def _respeed(self, affected: Iterable[JobState], t: float) -> None:
+        for other in sorted(affected, key=lambda j: j.idx):
+            if other.status is not Status.running:
+                continue
+            self._advance(other, t)
+            new = self.network.speed(other)
+            if new != other.speed:
+                other.speed = new
+                self._reschedule_finish(other, t)
+
+    def start(self, js: JobState, placement: Placement, t: float) -> None:
+        self.cluster.allocate(placement)
+        self.waiting.remove(js.extra.pop("_entry"))
+        js.placement = placement
+        js.nodes_spanned, js.racks_spanned = self.cluster.span(placement)
+        js.max_nodes = max(js.max_nodes, js.nodes_spanned)
+        js.max_racks = max(js.max_racks, js.racks_spanned)
+        js.status = Status.running
+        js.queued_s += t - js.eligible_since
+        if js.first_start is None:
+            js.first_start = t
+        js.last_start = t
+        js.last_update = t
+        js.speed = 1.0
+        self.running.add(js)
+        affected = self.network.attach(js)
+        js.speed = self.network.speed(js)
+        self._reschedule_finish(js, t)
+        self._respeed(affected - {js}, t)
+        self._add_running_class(js, t)
+        self._add_running_end(js, t)
+        self._announce_key_change(js, t)
+
+    def _add_running_end(self, js: JobState, t: float) -> None:
+        r = predicted_remaining(js, t)
+        entry = (math.inf if r is None else t + r, js.idx)
+        js.extra["_end"] = entry
+        self.running_by_end.add(entry)
+
+    def _stop(self, js: JobState, t: float) -> None:
+        self._advance(js, t)
+        js.executed_s += t - js.last_start
+        self.cluster.release(js.placement)
+        self.running.discard(js)
+        if "_class" in js.extra:
+            self.running_by_class.remove(js.extra.pop("_class"))
+        self.running_by_end.remove(js.extra.pop("_end"))
+        affected = self.network.detach(js)
+        js.placement = ()
+        js.version += 1
+        js.key_version += 1
+        self._respeed(affected, t)
+
+    def preempt(self, js: JobState, t: float) -> None:
+        self._stop(js, t)
+        js.work_done = max(0.0, js.work_done - self.config.restart_cost_s)
+        js.status = Status.waiting
+        js.eligible_since = t
+        js.preemptions += 1
+        js.last_preempted = t
+        self._enqueue(js, t)
+        self._dirty = True
+
+    def _finish(self, js: JobState, t: float) -> None:
+        self._stop(js, t)
+        js.work_done = js.work_total
+        js.status = Status.done
+        js.end_time = t
+        self.annotator.on_finish(js.job, t, js.executed_s)
+        self._dirty = True
+
+    def terminate(self, js: JobState, t: float, reason: str = "signal") -> None:
+        """End a running or waiting job now (e.g. a failure signal said it is dead)."""
+        if js.status is Status.running:
+            self._stop(js, t)
+        elif js.status is Status.waiting:
+            self.waiting.remove(js.extra.pop("_entry"))
+            js.queued_s += t - js.eligible_since
+        else:
+            return
+        js.status = Status.done
+        js.end_time = t
+        js.ended_by = reason
+        if js.first_start is None:
+            js.first_start = t
+        self.annotator.on_finish(js.job, t, js.executed_s)
+        self._dirty = True
+
+    # ------------------------------------------------------------------ the scheduling pass
+    def _schedule(self, t: float) -> None:
+        self.passes += 1
+        order = self.scheduler.order
+        placement = self.scheduler.placement
+        preemption = self.scheduler.preemption if order.preemptive else None
+        cluster = self.cluster
+        waiting = self.waiting
+        jobs = self.jobs
+        reservation: tuple[float, int] | None = None  # (shadow time, spare GPUs) for EASY backfill
+        may_preempt = preemption is not None
+        smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
+        monotone = placement.monotone
+        backfill_budget = self.scheduler.backfill_depth
+        i = 0
+        while i < len(waiting):
+            if cluster.total_free == 0 and not may_preempt:
+                break
+            js = jobs[waiting[i][1]]
+            g = js.job.num_gpus
+            if reservation is not None:
+                backfill_budget -= 1
+                if backfill_budget < 0:
+                    break
+                if g > cluster.total_free or (monotone and g >= smallest_misfit) or not self._backfill_ok(
+                    js, t, reservation
+                ):
+                    i += 1
+                    continue
+            if g > cluster.total_free or (monotone and g >= smallest_misfit):
+                decision = None
+            else:
+                decision = placement.place(js, cluster, t)
+                if decision is None and g < smallest_misfit:
+                    smallest_misfit = g
+            if isinstance(decision, tuple):
+                self.start(js, decision, t)
+                if reservation is not None:
+                    reservation = self._consume_reservation(js, t, reservation)
+                continue  # the entry at i is gone; do not advance
+            if isinstance(decision, Wait):
+                if js.extra.get("_wake") != decision.until and decision.until > t:
+                    js.extra["_wake"] = decision.until
+                    self.push(decision.until, WAKE, js.idx)
+                i += 1
+                continue
+            if may_preempt:
+                running = self._running_worst_first()
+                found = preemption.victims(js, running, cluster, placement, order, t)
+                if found is not None:
+                    victims, where = found
+                    for v in victims:
+                        self.preempt(v, t)
+                    self.start(js, where, t)
+                    smallest_misfit = 1 << 30  # preemption freed GPUs
+                    i = 0  # preempted jobs re-entered the queue; rescan from the top
+                    continue
+                may_preempt = False  # worse jobs behind this one cannot preempt either
+            if order.blocking and reservation is None:
+                if not self.scheduler.backfill:
+                    break
+                reservation = self._reserve(js, t)
+                if reservation is None:
+                    break
+            i += 1
+        if self.config.record_timeseries:
+            ts = self.timeseries
+            ts.t.append(t)
+            ts.queued.append(len(waiting))
+            ts.busy_gpus.append(cluster.total_gpus - cluster.total_free)
+
+    def _running_worst_first(self) -> Iterator[JobState]:
+        # running_by_class is ascending (best class first); lazy, since victims are usually few
+        jobs = self.jobs
+        return (jobs[e[2]] for e in reversed(self.running_by_class))
+
+    def _reserve(self, head: JobState, t: float) -> tuple[float, int] | None:
+        """EASY: when will the blocked head fit, and how many GPUs are spare then?"""
+        free = self.cluster.total_free
+        need = head.job.num_gpus
+        jobs = self.jobs
+        for end, idx in self.running_by_end:
+            if end == math.inf:
+                return None  # without estimates there is no safe backfill
+            free += jobs[idx].job.num_gpus
+            if free >= need:
+                return max(end, t), free - need
+        return None
+
+    def _backfill_ok(self, js: JobState, t: float, reservation: tuple[float, int]) -> bool:
+        shadow, spare = reservation
+        r = predicted_remaining(js, t)
+        return (r is not None and t + r <= shadow) or js.job.num_gpus <= spare
+
+    def _consume_reservation(self, js: JobState, t: float, reservation: tuple[float, int]) -> tuple[float, int]:
+        shadow, spare = reservation
+        r = predicted_remaining(js, t)
+        if r is not None and t + r <= shadow:
+            return reservation
+        return shadow, spare - js.job.num_gpus

@@ -1,0 +1,124 @@
+"""Mutable simulation state: per-job runtime state and the cluster's free GPUs.
+
+Policies receive these objects read-only; only the engine mutates them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from schedmate.records import Annotation, ClusterSpec, Job
+
+Placement = tuple[tuple[int, int], ...]
+"""((node index, GPUs on that node), ...), node indices ascending."""
+
+
+class Status(IntEnum):
+    pending = 0  # not yet submitted
+    waiting = 1
+    running = 2
+    done = 3
+
+
+@dataclass(eq=False, slots=True)
+class JobState:
+    """A job during a replay. `work_*` are in consolidated-seconds: one unit per second at full speed."""
+
+    job: Job
+    idx: int
+    annotation: Annotation
+    status: Status = Status.pending
+    work_total: float = 0.0
+    work_done: float = 0.0
+    speed: float = 1.0
+    last_update: float = 0.0
+    version: int = 0
+    """Bumped whenever the pending finish event becomes stale."""
+    key_version: int = 0
+    """Bumped whenever a pending key-change event becomes stale."""
+    placement: Placement = ()
+    nodes_spanned: int = 0
+    racks_spanned: int = 0
+    eligible_since: float = 0.0
+    """When the job last became eligible to run (submission or preemption); delay timers count from here."""
+    first_start: float | None = None
+    last_start: float = 0.0
+    end_time: float | None = None
+    executed_s: float = 0.0
+    """Wall seconds spent running (all attempts)."""
+    queued_s: float = 0.0
+    preemptions: int = 0
+    last_preempted: float = float("-inf")
+    comm_lost_gpu_s: float = 0.0
+    max_nodes: int = 0
+    max_racks: int = 0
+    ended_by: str = "trace"
+    """`trace` when the job ran to its recorded end; `signal` when a failure signal ended it earlier."""
+    extra: dict = field(default_factory=dict)
+    """Scratch space for policies (e.g. Tiresias queue level); keys are namespaced by policy name."""
+
+    @property
+    def num_gpus(self) -> int:
+        return self.job.num_gpus
+
+    def attained_service(self, now: float) -> float:
+        """GPU-seconds executed so far (Tiresias' 2D attained service)."""
+        running = now - self.last_start if self.status is Status.running else 0.0
+        return (self.executed_s + running) * self.job.num_gpus
+
+    def executed_at(self, now: float) -> float:
+        return self.executed_s + (now - self.last_start if self.status is Status.running else 0.0)
+
+
+class ClusterState:
+    """Free GPUs per node with rack bookkeeping. Placement functions read `free` and `spec`."""
+
+    __slots__ = (
+        "spec", "free", "capacity", "rack_of", "nodes_in_rack", "total_free", "total_gpus", "max_node_gpus",
+        "nodes_with_free",
+    )
+
+    def __init__(self, spec: ClusterSpec) -> None:
+        self.spec = spec
+        self.capacity = [n.gpus for n in spec.nodes]
+        self.free = list(self.capacity)
+        self.rack_of = [n.rack for n in spec.nodes]
+        self.nodes_in_rack: dict[int, list[int]] = {}
+        for i, r in enumerate(self.rack_of):
+            self.nodes_in_rack.setdefault(r, []).append(i)
+        self.total_gpus = sum(self.capacity)
+        self.total_free = self.total_gpus
+        self.max_node_gpus = max(self.capacity)
+        self.nodes_with_free = [0] * (self.max_node_gpus + 1)
+        """nodes_with_free[k]: how many nodes have exactly k free GPUs (fast 'does it fit' checks)."""
+        for f in self.free:
+            self.nodes_with_free[f] += 1
+
+    def fits_on_one_node(self, gpus: int) -> bool:
+        counts = self.nodes_with_free
+        return any(counts[k] for k in range(gpus, len(counts)))
+
+    def allocate(self, placement: Placement) -> None:
+        for node, gpus in placement:
+            f = self.free[node]
+            if gpus <= 0 or f < gpus:
+                raise RuntimeError(f"double allocation on node {node}: {gpus} asked, {f} free")
+            self.nodes_with_free[f] -= 1
+            self.nodes_with_free[f - gpus] += 1
+            self.free[node] = f - gpus
+            self.total_free -= gpus
+
+    def release(self, placement: Placement) -> None:
+        for node, gpus in placement:
+            f = self.free[node]
+            if f + gpus > self.capacity[node]:
+                raise RuntimeError(f"node {node} released more GPUs than it has")
+            self.nodes_with_free[f] -= 1
+            self.nodes_with_free[f + gpus] += 1
+            self.free[node] = f + gpus
+            self.total_free += gpus
+
+    def span(self, placement: Placement) -> tuple[int, int]:
+        """(nodes, racks) a placement spans."""
+        return len(placement), len({self.rack_of[n] for n, _ in placement})
