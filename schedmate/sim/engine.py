@@ -37,6 +37,8 @@ class ReplayConfig:
     restart_cost_s: float = 60.0
     """Consolidated-seconds of progress a preempted job loses (checkpoint restore and lost steps)."""
     record_timeseries: bool = True
+    audit: bool = False
+    """Keep every start/stop with its placement in `Simulator.audit` (tests check invariants on it)."""
 
 
 @dataclass
@@ -88,6 +90,7 @@ class Simulator:
         self.log: list[dict] = []
         """Policy decisions worth keeping (e.g. tuned timers over time)."""
         self._dirty = False
+        self.audit: list[tuple[float, str, int, Placement]] = []
 
     # ------------------------------------------------------------------ event plumbing
     def push(self, t: float, kind: int, idx: int = -1, version: int = 0) -> None:
@@ -217,6 +220,8 @@ class Simulator:
 
     def start(self, js: JobState, placement: Placement, t: float) -> None:
         self.cluster.allocate(placement)
+        if self.config.audit:
+            self.audit.append((t, "start", js.idx, placement))
         self.waiting.remove(js.extra.pop("_entry"))
         js.placement = placement
         js.nodes_spanned, js.racks_spanned = self.cluster.span(placement)
@@ -248,6 +253,8 @@ class Simulator:
         self._advance(js, t)
         js.executed_s += t - js.last_start
         self.cluster.release(js.placement)
+        if self.config.audit:
+            self.audit.append((t, "stop", js.idx, js.placement))
         self.running.discard(js)
         if "_class" in js.extra:
             self.running_by_class.remove(js.extra.pop("_class"))

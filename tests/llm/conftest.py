@@ -1,0 +1,54 @@
+"""Fixtures for the LLM layer's tests: real servers found through `running_server()`, never mocks.
+
+Tests marked `llm` need a server started by `schedmate llm serve` (or `python3 bootstrap.py test`). Without one
+they are skipped, unless `SCHEDMATE_REQUIRE_LLM=1` (CI), where a missing server FAILS the test.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+
+from schedmate.llm import LLMCache, LLMClient, LLMConfig
+from schedmate.llm.serving import ENGINES, ServerState, running_server
+
+
+def _server_or_skip(engine: str | None) -> ServerState:
+    state = running_server(engine)
+    if state is None:
+        what = f"a {engine} server" if engine else "an LLM server"
+        msg = f"{what} is not up: start it with `schedmate llm serve --engine {engine or 'vllm'}`"
+        if os.environ.get("SCHEDMATE_REQUIRE_LLM") == "1":
+            pytest.fail(f"SCHEDMATE_REQUIRE_LLM=1 but {msg}", pytrace=False)
+        pytest.skip(msg)
+    return state
+
+
+@pytest.fixture(params=ENGINES)
+def engine_server(request: pytest.FixtureRequest) -> ServerState:
+    """Each engine in turn; both must be up in CI."""
+    return _server_or_skip(request.param)
+
+
+@pytest.fixture
+def any_server() -> ServerState:
+    """The server `running_server()` picks (vllm, else llamacpp)."""
+    return _server_or_skip(None)
+
+
+@pytest.fixture
+def make_client(tmp_path) -> Callable[..., LLMClient]:
+    """`make_client(state, **config)`: a client of that server with a private cache in tmp_path."""
+    clients: list[LLMClient] = []
+
+    def make(state: ServerState, **config: object) -> LLMClient:
+        cfg = LLMConfig(base_url=state.base_url, model=state.model_alias, **config)
+        client = LLMClient(cfg, cache=LLMCache(tmp_path / "llm.sqlite"))
+        clients.append(client)
+        return client
+
+    yield make
+    for c in clients:
+        c.close()
