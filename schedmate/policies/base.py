@@ -45,7 +45,10 @@ class QueueOrder(ABC):
         """Sort key of a waiting job; must only change at times announced by `next_key_change`."""
 
     def preemption_class(self, js: JobState, now: float) -> float:
-        """Lower is more important. A waiting job may preempt running jobs of a strictly higher class."""
+        """Lower is more important. A waiting job may preempt running jobs of a strictly higher class.
+
+        Contract: a job of a worse class never sorts before a job of a better class (keys agree with
+        classes), and a running job's class only changes at times announced by `next_key_change`."""
         return 0.0
 
     def next_key_change(self, js: JobState, now: float) -> float | None:
@@ -71,11 +74,40 @@ class PlacementPolicy(ABC):
     def reset(self, seed: int) -> None:
         """Called once before a replay with the run's seed."""
 
+    tracks_unplaced: bool = False
+    """Whether the engine should call `note_unplaced` for every job left unplaced (None) in a pass,
+    including jobs it skipped without asking `place` (too big for the free GPUs)."""
+
+    def note_unplaced(self, js: JobState, cluster: ClusterState, now: float) -> None:
+        """A job got no placement in this pass (e.g. for a starvation guard's reservation)."""
+
 
 class PreemptionPolicy(ABC):
     """Chooses running jobs to stop so that a waiting job can start."""
 
     name: str = "preemption"
+    any_order: bool = False
+    """Consulted whatever the queue order's `preemptive` flag: the policy judges priority itself
+    (it is handed the running jobs in index order, not worst class first), and it may also be asked
+    to `upgrade` a placement the placement policy found."""
+
+    def wants(self, js: JobState, now: float) -> bool:
+        """Cheap pre-check: may `js` preempt at all now? (False keeps the pass going without a search.)"""
+        return True
+
+    def upgrade(
+        self,
+        js: JobState,
+        proposed: Placement,
+        running: Iterable[JobState],
+        cluster: ClusterState,
+        placement: "PlacementPolicy",
+        order: QueueOrder,
+        now: float,
+    ) -> tuple[list[JobState], Placement] | None:
+        """Victims whose preemption gives `js` a better placement than `proposed`, or None (the
+        default: start on `proposed`). Only asked when `any_order` is set."""
+        return None
 
     @abstractmethod
     def victims(

@@ -82,6 +82,8 @@ class Simulator:
         self.waiting: SortedList = SortedList()
         self.running: set[JobState] = set()
         self.running_by_class: SortedList = SortedList()
+        self.waiting_by_gpus: dict[int, SortedList] = {}
+        """The waiting queue split by GPU demand, same keys: a pass skips a whole demand at once."""
         self.running_by_end: SortedList = SortedList()
         """(predicted end, idx) of running jobs; a running job's predicted end does not move."""
         self.events = 0
@@ -97,7 +99,9 @@ class Simulator:
         self._seq += 1
         heapq.heappush(self._heap, (t, self._seq, kind, idx, version))
 
-    def run(self, progress: Callable[[int], None] | None = None) -> "Simulator":
+    def run(self, progress: Callable[[int], None] | None = None, until: float | None = None) -> "Simulator":
+        """Replay to the end, or stop before the first event after `until` (for forward simulations
+        that only need a horizon; the state is then as of the last event applied)."""
         sched = self.scheduler
         sched.order.reset()
         sched.placement.reset(self.config.seed)
@@ -110,6 +114,8 @@ class Simulator:
         finished = 0
         total = len(self.jobs)
         while heap:
+            if until is not None and heap[0][0] > until:
+                break
             t, _, kind, idx, version = heapq.heappop(heap)
             self.now = t
             self.events += 1
@@ -163,6 +169,11 @@ class Simulator:
         entry = (key, js.idx)
         js.extra["_entry"] = entry
         self.waiting.add(entry)
+        g = js.job.num_gpus
+        lst = self.waiting_by_gpus.get(g)
+        if lst is None:
+            lst = self.waiting_by_gpus[g] = SortedList()
+        lst.add(entry)
         self._announce_key_change(js, t)
 
     def _announce_key_change(self, js: JobState, t: float) -> None:
@@ -171,9 +182,18 @@ class Simulator:
         if nxt is not None and nxt > t and math.isfinite(nxt):
             self.push(nxt, KEY_CHANGE, js.idx, js.key_version)
 
+    def _dequeue(self, js: JobState) -> None:
+        entry = js.extra.pop("_entry")
+        self.waiting.remove(entry)
+        g = js.job.num_gpus
+        lst = self.waiting_by_gpus[g]
+        lst.remove(entry)
+        if not lst:
+            del self.waiting_by_gpus[g]
+
     def _rekey(self, js: JobState, t: float) -> None:
         if js.status is Status.waiting:
-            self.waiting.remove(js.extra["_entry"])
+            self._dequeue(js)
             self._enqueue(js, t)
         elif js.status is Status.running:
             if "_class" in js.extra:
@@ -222,7 +242,7 @@ class Simulator:
         self.cluster.allocate(placement)
         if self.config.audit:
             self.audit.append((t, "start", js.idx, placement))
-        self.waiting.remove(js.extra.pop("_entry"))
+        self._dequeue(js)
         js.placement = placement
         js.nodes_spanned, js.racks_spanned = self.cluster.span(placement)
         js.max_nodes = max(js.max_nodes, js.nodes_spanned)
@@ -288,7 +308,7 @@ class Simulator:
         if js.status is Status.running:
             self._stop(js, t)
         elif js.status is Status.waiting:
-            self.waiting.remove(js.extra.pop("_entry"))
+            self._dequeue(js)
             js.queued_s += t - js.eligible_since
         else:
             return
@@ -305,49 +325,71 @@ class Simulator:
         self.passes += 1
         order = self.scheduler.order
         placement = self.scheduler.placement
-        preemption = self.scheduler.preemption if order.preemptive else None
+        preemption = self.scheduler.preemption
+        if preemption is not None and not (order.preemptive or preemption.any_order):
+            preemption = None
+        upgrade = preemption is not None and preemption.any_order
+        note_unplaced = placement.note_unplaced if placement.tracks_unplaced else None
         cluster = self.cluster
-        waiting = self.waiting
         jobs = self.jobs
         reservation: tuple[float, int] | None = None  # (shadow time, spare GPUs) for EASY backfill
         may_preempt = preemption is not None
         smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
         monotone = placement.monotone
         backfill_budget = self.scheduler.backfill_depth
-        i = 0
-        while i < len(waiting):
+        scan = _QueueScan(self.waiting_by_gpus)
+        while True:
             if cluster.total_free == 0 and not may_preempt:
                 break
-            js = jobs[waiting[i][1]]
+            entry = scan.next()
+            if entry is None:
+                break
+            js = jobs[entry[1]]
             g = js.job.num_gpus
+            hopeless = g > cluster.total_free or (monotone and g >= smallest_misfit)
+            if hopeless and not may_preempt:
+                # GPUs only get scarcer during a pass: no job of this size can start any more.
+                scan.drop(g)
+                if not order.blocking or reservation is not None:
+                    continue
             if reservation is not None:
                 backfill_budget -= 1
                 if backfill_budget < 0:
                     break
-                if g > cluster.total_free or (monotone and g >= smallest_misfit) or not self._backfill_ok(
-                    js, t, reservation
-                ):
-                    i += 1
+                if hopeless or not self._backfill_ok(js, t, reservation):
                     continue
-            if g > cluster.total_free or (monotone and g >= smallest_misfit):
+            if hopeless:
                 decision = None
             else:
                 decision = placement.place(js, cluster, t)
                 if decision is None and g < smallest_misfit:
                     smallest_misfit = g
+            if decision is None and note_unplaced is not None:
+                note_unplaced(js, cluster, t)
             if isinstance(decision, tuple):
+                if upgrade and may_preempt and preemption.wants(js, t):
+                    found = preemption.upgrade(js, decision, self._running_for(preemption), cluster, placement, order, t)
+                    if found is not None:
+                        victims, decision = found
+                        for v in victims:
+                            self.preempt(v, t)
+                        self.start(js, decision, t)
+                        if reservation is not None:
+                            reservation = self._consume_reservation(js, t, reservation)
+                        smallest_misfit = 1 << 30
+                        scan.restart(None)  # victims re-entered the queue: rescan from the top
+                        continue
                 self.start(js, decision, t)
                 if reservation is not None:
                     reservation = self._consume_reservation(js, t, reservation)
-                continue  # the entry at i is gone; do not advance
+                continue
             if isinstance(decision, Wait):
                 if js.extra.get("_wake") != decision.until and decision.until > t:
                     js.extra["_wake"] = decision.until
                     self.push(decision.until, WAKE, js.idx)
-                i += 1
                 continue
-            if may_preempt:
-                running = self._running_worst_first()
+            if may_preempt and preemption.wants(js, t):
+                running = self._running_for(preemption)
                 found = preemption.victims(js, running, cluster, placement, order, t)
                 if found is not None:
                     victims, where = found
@@ -355,7 +397,9 @@ class Simulator:
                         self.preempt(v, t)
                     self.start(js, where, t)
                     smallest_misfit = 1 << 30  # preemption freed GPUs
-                    i = 0  # preempted jobs re-entered the queue; rescan from the top
+                    # Victims are of a worse class, so they re-entered the queue behind this entry
+                    # (orders keep keys consistent with classes): carry on from here.
+                    scan.restart(entry)
                     continue
                 may_preempt = False  # worse jobs behind this one cannot preempt either
             if order.blocking and reservation is None:
@@ -364,12 +408,16 @@ class Simulator:
                 reservation = self._reserve(js, t)
                 if reservation is None:
                     break
-            i += 1
         if self.config.record_timeseries:
             ts = self.timeseries
             ts.t.append(t)
-            ts.queued.append(len(waiting))
+            ts.queued.append(len(self.waiting))
             ts.busy_gpus.append(cluster.total_gpus - cluster.total_free)
+
+    def _running_for(self, preemption) -> Iterable[JobState]:
+        if preemption.any_order:  # the policy ranks victims itself; index order keeps it deterministic
+            return sorted(self.running, key=lambda j: j.idx)
+        return self._running_worst_first()
 
     def _running_worst_first(self) -> Iterator[JobState]:
         # running_by_class is ascending (best class first); lazy, since victims are usually few
@@ -400,3 +448,45 @@ class Simulator:
         if r is not None and t + r <= shadow:
             return reservation
         return shadow, spare - js.job.num_gpus
+
+
+class _QueueScan:
+    """Walks the waiting queue in key order by merging one sorted list per GPU demand, so that a
+    pass can drop every job of a demand that cannot fit any more without visiting them one by one.
+    Entries are values, not positions, so starts and re-queues during the walk are safe."""
+
+    __slots__ = ("by_gpus", "heap", "dropped")
+
+    def __init__(self, by_gpus: dict[int, SortedList]) -> None:
+        self.by_gpus = by_gpus
+        self.dropped: set[int] = set()
+        self.heap: list = []
+        self.restart(None)
+
+    def restart(self, after: tuple | None) -> None:
+        """Continue with the entries after `after` (None: from the top), dropped demands included."""
+        self.dropped.clear()
+        heap = []
+        for g, lst in self.by_gpus.items():
+            p = 0 if after is None else lst.bisect_right(after)
+            if p < len(lst):
+                heap.append((lst[p], g))
+        heapq.heapify(heap)
+        self.heap = heap
+
+    def drop(self, gpus: int) -> None:
+        self.dropped.add(gpus)
+
+    def next(self) -> tuple | None:
+        heap = self.heap
+        while heap:
+            entry, g = heapq.heappop(heap)
+            if g in self.dropped:
+                continue
+            lst = self.by_gpus.get(g)
+            if lst is not None:
+                p = lst.bisect_right(entry)
+                if p < len(lst):
+                    heapq.heappush(heap, (lst[p], g))
+            return entry
+        return None

@@ -118,3 +118,23 @@ def test_with_the_server_down_the_static_profile_is_printed_with_a_warning_and_e
     out = json.loads(r.stdout)
     assert out["num_gpus"] == 16 and out["params"] is None and out["llm_calls"] == 0
     assert any("LLM" in w for w in out["warnings"])
+
+
+def test_a_launcher_config_given_separately_applies_to_the_launch(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHEDMATE_HOME", str(tmp_path))
+    job = DATASET / "jobs" / "hf_sft_llama_accelerate_fsdp"
+    args = [
+        "analyze",
+        "code",
+        "--workdir",
+        str(job),
+        "--json",
+        "--no-llm",
+        "--launcher-config",
+        "configs/fsdp_2x8.yaml",
+        "--command",
+        "accelerate launch sft.py --per_device_train_batch_size 2",
+    ]
+    out = json.loads(CliRunner().invoke(app, args).stdout)
+    assert (out["num_nodes"], out["num_gpus"], out["parallelism"]["data"]) == (2, 16, "fsdp")
+    assert out["evidence"]["num_nodes"]["where"] == ["configs/fsdp_2x8.yaml:13"]

@@ -31,7 +31,7 @@ def _run(text: str, **kw) -> object:
 def test_an_unknown_progress_format_is_learned_once_and_reused_by_the_next_job_without_llm_calls(llm_server):
     first = _run(_novel_job(0))
     assert first.warnings == []
-    assert first.llm_calls >= 1 and first.rules_learned >= 1
+    assert first.llm_calls == 1 and first.rules_learned == 1  # 12 lines of one template: one batched call
     assert first.progress.current_step == 240 and first.progress.last_loss == pytest.approx(5.0 * 0.97**12, rel=1e-3)
     second = _run(_novel_job(1, steps=7))
     assert second.llm_calls == 0

@@ -19,7 +19,7 @@ def test_redos_prone_patterns_are_rejected_by_the_static_check(pattern):
 
 def test_the_timed_check_kills_a_catastrophic_regex_that_the_static_check_is_not_asked_about():
     assert "budget" in (timed_check(r"(a|a)*b", budget_s=1.0) or "")
-    assert timed_check(r"step (\d+) loss", ["step 1 loss 2"], budget_s=5.0) is None
+    assert timed_check(r"step (\d+) loss", ["step 1 loss 2"], budget_s=30.0) is None  # generous: a loaded machine
 
 
 def test_a_rule_that_does_not_compile_is_rejected():
@@ -55,3 +55,10 @@ def test_every_built_in_rule_passes_the_static_check_and_no_non_error_rule_match
         if not rule.kind.startswith("error:"):
             hits = [line for line in KNOWN_ERROR_LINES if rule.regex.search(line)]
             assert hits == [], (rule.name, hits)
+
+
+def test_a_synthesised_rule_still_matches_lines_whose_words_carry_digits():
+    line = "> building GPT2BPETokenizer tokenizer ..."
+    rule = build_rule(line, "benign", {})
+    assert all(any(n in other.lower() for n in rule.needles) and rule.regex.search(other)
+               for other in (line, "> building GPT3BPETokenizer tokenizer ..."))

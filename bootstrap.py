@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Set up schedmate on a fresh machine (only Python needed) and run its main job or its tests.
+
+    python3 bootstrap.py demo    # venv + package + local model server (vLLM), then the replay table
+    python3 bootstrap.py test    # venv + package + both model servers (vLLM, llama.cpp), then pytest
+
+Standard library only: it must run before anything is installed. Everything it installs goes into
+./.venv (the package) and $SCHEDMATE_HOME (default ~/.schedmate: model weights, engine venvs).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+PY = VENV / "bin" / "python"
+SCHEDMATE = VENV / "bin" / "schedmate"
+STAMP = VENV / ".schedmate-installed"
+
+
+def say(msg: str) -> None:
+    print(f"[bootstrap {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def sh(*cmd: str | Path, env: dict[str, str] | None = None, check: bool = True) -> int:
+    say("$ " + " ".join(str(c) for c in cmd))
+    return subprocess.run([str(c) for c in cmd], cwd=ROOT, env=env, check=check).returncode
+
+
+def setup() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"schedmate needs Python 3.11+, this is {sys.version.split()[0]}")
+    if not PY.exists():
+        sh(sys.executable, "-m", "venv", VENV)
+    # Reinstall when the project metadata changed since the last install.
+    fingerprint = str((ROOT / "pyproject.toml").stat().st_mtime_ns)
+    if STAMP.exists() and STAMP.read_text() == fingerprint:
+        say("package already installed")
+        return
+    sh(PY, "-m", "pip", "install", "-q", "-U", "pip")
+    # torch first, pinned: the local CPU wheel. A bare torch requirement would pull a multi-GB CUDA build.
+    sh(PY, "-m", "pip", "install", "-q", "torch==2.13.0")
+    sh(PY, "-m", "pip", "install", "-q", "-e", ".[rag,dev]")
+    STAMP.write_text(fingerprint)
+
+
+def serve(engine: str) -> None:
+    """Pull the model, install the engine and start its server (each step idempotent)."""
+    sh(SCHEDMATE, "llm", "serve", "--engine", engine)
+
+
+def llm_env(engine: str) -> dict[str, str]:
+    out = subprocess.run([str(SCHEDMATE), "llm", "env", "--engine", engine], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    env = {}
+    for line in out.splitlines():
+        line = line.removeprefix("export ").strip()
+        if "=" in line:
+            key, value = line.split("=", 1)
+            env[key] = value.strip("'\"")
+    return env
+
+
+def demo() -> int:
+    setup()
+    serve("vllm")
+    env = {**os.environ, **llm_env("vllm")}
+    return sh(SCHEDMATE, "demo", env=env, check=False)
+
+
+def test(extra: list[str]) -> int:
+    setup()
+    engines = ("vllm", "llamacpp")
+    try:
+        for engine in engines:
+            serve(engine)
+        env = {**os.environ, **llm_env("vllm"), "SCHEDMATE_REQUIRE_LLM": "1"}
+        code = sh(PY, "-m", "pytest", "-q", *extra, env=env, check=False)
+    finally:
+        for engine in engines:
+            sh(SCHEDMATE, "llm", "stop", "--engine", engine, check=False)
+    return code
+
+
+def main() -> int:
+    if len(sys.argv) < 2 or sys.argv[1] not in ("setup", "demo", "test"):
+        print(__doc__)
+        return 2
+    what = sys.argv[1]
+    if what == "setup":
+        setup()
+        return 0
+    if what == "demo":
+        return demo()
+    return test(sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

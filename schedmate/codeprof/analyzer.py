@@ -1,0 +1,131 @@
+"""`analyze_code`: static pass -> (optional) LLM pass -> reconcile -> derive, with the version cache."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from schedmate.codeprof.derive import derive
+from schedmate.codeprof.facts import CodeProfile, Fact
+from schedmate.codeprof.reader import Workdir
+from schedmate.codeprof.static import StaticResult, run_static
+
+
+class AnalyzeError(ValueError):
+    """Bad input for the analyzer (no command, unreadable entry script, ...), with a clear message."""
+
+
+def job_command(workdir: Path, command: str | None) -> str:
+    """The command to analyze: the one given, else `command.txt` in the workdir."""
+    if command and command.strip():
+        return command.strip()
+    p = Path(workdir) / "command.txt"
+    if p.is_file() and not p.is_symlink():
+        text = p.read_text(errors="replace").strip()
+        if text:
+            return text.splitlines()[0] if "\\\n" not in text else text
+    raise AnalyzeError(f"no --command given and no command.txt in {workdir}")
+
+
+def job_env(workdir: Path, env: dict[str, str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    p = Path(workdir) / "env.json"
+    if p.is_file() and not p.is_symlink():
+        try:
+            data = json.loads(p.read_text())
+            if isinstance(data, dict):
+                out.update({str(k): str(v) for k, v in data.items()})
+        except json.JSONDecodeError as e:
+            raise AnalyzeError(f"{p}: line {e.lineno}: not valid JSON: {e.msg}") from e
+    out.update(env or {})
+    return out
+
+
+def static_profile(
+    workdir: str | Path,
+    command: str | None = None,
+    env: dict[str, str] | None = None,
+    launcher_config: str | None = None,
+    wd: Workdir | None = None,
+    py_cache: Any = None,
+) -> tuple[StaticResult, Workdir]:
+    wd = wd or Workdir(Path(workdir))
+    cmd = job_command(wd.root, command)
+    res = run_static(wd, cmd, job_env(wd.root, env), launcher_config, py_cache=py_cache)
+    return res, wd
+
+
+def finish(
+    facts: dict[str, Fact],
+    res: StaticResult,
+    wd: Workdir,
+    warnings: list[str],
+    llm_calls: int = 0,
+    extra: dict[str, Any] | None = None,
+) -> CodeProfile:
+    facts = {k: v.model_copy(deep=True) for k, v in facts.items()}
+    extras = derive(facts, res.dims, res.accum_knob)
+    extras["files_read"] = sorted(wd.hashes)
+    if wd.skipped:
+        extras["files_skipped"] = dict(sorted(wd.skipped.items()))
+    if res.launch is not None:
+        extras["launcher"] = res.launch.chain
+        extras["entry_script"] = res.entry
+    extras.update(extra or {})
+    return CodeProfile(facts=facts, extras=extras, warnings=[*res.notes, *warnings], llm_calls=llm_calls)
+
+
+def analyze_code(
+    workdir: str | Path,
+    command: str | None = None,
+    env: dict[str, str] | None = None,
+    launcher_config: str | None = None,
+    use_llm: bool = True,
+    client: Any = None,
+    cache: Any = None,
+    samples: int = 1,
+    seed: int | None = None,
+    prompt_version: str | None = None,
+    tool_budget: int = 0,
+) -> CodeProfile:
+    """Profile one job. Never executes job files. With `use_llm`, fields the static pass left open are
+    asked of the LLM; if the server is down the static profile is returned with a warning."""
+    t0 = time.perf_counter()
+    if cache is not None:
+        return cache.analyze(
+            workdir,
+            command=command,
+            env=env,
+            launcher_config=launcher_config,
+            use_llm=use_llm,
+            client=client,
+            samples=samples,
+            seed=seed,
+            prompt_version=prompt_version,
+            tool_budget=tool_budget,
+        )
+    res, wd = static_profile(workdir, command, env, launcher_config)
+    warnings: list[str] = []
+    facts = dict(res.facts)
+    calls = 0
+    extra: dict[str, Any] = {}
+    if use_llm:
+        from schedmate.codeprof.llmpass import run_llm_pass
+
+        outcome = run_llm_pass(
+            res,
+            wd,
+            client=client,
+            samples=samples,
+            seed=seed,
+            prompt_version=prompt_version,
+            tool_budget=tool_budget,
+        )
+        facts = outcome.merged(facts)
+        calls = outcome.calls
+        warnings.extend(outcome.warnings)
+        extra.update(outcome.extras)
+    extra["seconds"] = round(time.perf_counter() - t0, 3)
+    return finish(facts, res, wd, warnings, calls, extra)

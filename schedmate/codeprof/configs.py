@@ -1,0 +1,92 @@
+"""Config files a job names: YAML, JSON, TOML and Python files of literal assignments.
+
+Parsing never executes anything: YAML through `yaml.safe_load`, Python through `ast` (only literal
+right-hand sides are kept). Each leaf is returned with the line that defines it (best effort: the
+first line after its parent's line that names the key).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import tomllib
+from typing import Any
+
+import yaml
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".cfg")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def parse_config(path: str, text: str) -> dict[str, Any]:
+    """A nested dict of the file's content; raises ConfigError naming the file on bad syntax."""
+    low = path.lower()
+    try:
+        if low.endswith((".yaml", ".yml")):
+            data = yaml.safe_load(text)
+        elif low.endswith(".json"):
+            data = json.loads(text)
+        elif low.endswith(".toml"):
+            data = tomllib.loads(text)
+        elif low.endswith(".py"):
+            data = python_literals(text)
+        else:
+            raise ConfigError(f"{path}: unsupported config format")
+    except (yaml.YAMLError, json.JSONDecodeError, tomllib.TOMLDecodeError, SyntaxError) as e:
+        raise ConfigError(f"{path}: cannot parse: {e}".splitlines()[0]) from e
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level is {type(data).__name__}, expected a mapping")
+    return data
+
+
+def python_literals(text: str) -> dict[str, Any]:
+    """Module-level `name = <literal or constant arithmetic>` assignments of a Python config file."""
+    from schedmate.codeprof.pyast import const_eval
+
+    out: dict[str, Any] = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            ok, v = const_eval(node.value, out)
+            if ok:
+                out[node.targets[0].id] = v
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            ok, v = const_eval(node.value, out)
+            if ok:
+                out[node.target.id] = v
+    return out
+
+
+def flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for k, v in data.items():
+        key = f"{prefix}.{k}" if prefix else str(k)
+        if isinstance(v, dict):
+            out.extend(flatten(v, key))
+        else:
+            out.append((key, v))
+    return out
+
+
+def key_lines(text: str, dotted_keys: list[str]) -> dict[str, int]:
+    """1-based line of each dotted key: its leaf named after its parents' lines (TOML sections too)."""
+    lines = text.splitlines()
+    out: dict[str, int] = {}
+    for dk in dotted_keys:
+        start = 0
+        found = 0
+        for part in dk.split("."):
+            pat = re.compile(r"""(^|[\s{,\[."'])["']?""" + re.escape(part) + r"""["']?\s*(:|=|\]|\.)""")
+            for i in range(start, len(lines)):
+                if pat.search(lines[i]):
+                    found = i + 1
+                    start = i
+                    break
+        if found:
+            out[dk] = found
+    return out

@@ -1,0 +1,287 @@
+"""Read a Python file with `ast` only (never import, never exec) into a JSON-able summary.
+
+The summary keeps argparse arguments and their defaults, dataclass field defaults (HfArgumentParser
+style), module-level assignments, every call with its arguments as source text, imports and string
+literals naming config files. `static.py` evaluates the kept expressions against what the command
+line and the config files say.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any
+
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Pow: operator.pow,
+    ast.Mod: operator.mod,
+}
+MAX_CALLS = 4000
+_LOW_DTYPES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "float8_e4m3fn": "fp8",
+    "float8_e5m2": "fp8",
+}
+
+
+def const_eval(node: ast.AST, names: dict[str, Any] | None = None) -> tuple[bool, Any]:
+    """Evaluate literals and constant arithmetic (names from `names` allowed). Never calls anything."""
+    names = names or {}
+    try:
+        return True, _ce(node, names)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError, KeyError):
+        return False, None
+
+
+def _ce(node: ast.AST, names: dict[str, Any]) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
+        v = _ce(node.operand, names)
+        if isinstance(node.op, ast.Not):
+            return not v
+        return -v if isinstance(node.op, ast.USub) else +v
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        a, b = _ce(node.left, names), _ce(node.right, names)
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+            if isinstance(node.op, ast.Add) and isinstance(a, str) and isinstance(b, str):
+                return a + b
+            raise ValueError("non-numeric arithmetic")
+        if isinstance(node.op, ast.Pow) and abs(b) > 64:
+            raise ValueError("exponent too large")
+        return _BINOPS[type(node.op)](a, b)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [_ce(e, names) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        pairs = zip(node.keys, node.values, strict=True)
+        return {_ce(k, names): _ce(v, names) for k, v in pairs if k is not None}
+    if isinstance(node, ast.Name):
+        if node.id in names:
+            return names[node.id]
+        raise ValueError(f"unknown name {node.id}")
+    raise ValueError(f"not a constant: {type(node).__name__}")
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for Name/Attribute chains, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    if isinstance(node, ast.Call):  # torch.cuda.amp.GradScaler() -> keep the attribute tail
+        inner = dotted(node.func)
+        if inner:
+            parts.append(inner + "()")
+            return ".".join(reversed(parts))
+    return None
+
+
+def _src(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except Exception:  # pragma: no cover - unparse handles every node ast.parse makes
+        return ""
+
+
+def analyze_python(text: str) -> dict[str, Any]:
+    """Summary of one Python source; raises SyntaxError (the caller names the file)."""
+    tree = ast.parse(text)
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            child._sm_parent = parent  # type: ignore[attr-defined]
+    out: dict[str, Any] = {
+        "imports": [],
+        "argparse": [],
+        "dataclasses": {},
+        "hf_parser": [],
+        "assigns": [],
+        "calls": [],
+        "strings": [],
+        "docstring": ast.get_docstring(tree) or "",
+        "functions": [],
+        "classes": [],
+        "dtype_refs": [],
+    }
+    imports: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imports.add(node.module)
+            imports.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out["functions"].append({"name": node.name, "line": node.lineno, "end": node.end_lineno})
+        elif isinstance(node, ast.ClassDef):
+            bases = [dotted(b) or "" for b in node.bases]
+            out["classes"].append(
+                {"name": node.name, "line": node.lineno, "end": node.end_lineno, "bases": bases}
+            )
+            decos = {
+                (dotted(d.func) if isinstance(d, ast.Call) else dotted(d)) or "" for d in node.decorator_list
+            }
+            if any(d.endswith("dataclass") for d in decos):
+                fields = []
+                for st in node.body:
+                    if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+                        fields.append(_dataclass_field(st))
+                out["dataclasses"][node.name] = fields
+        elif isinstance(node, ast.Call):
+            if len(out["calls"]) < MAX_CALLS:
+                _record_call(node, out)
+        elif isinstance(node, ast.Attribute) and node.attr in _LOW_DTYPES:
+            base = dotted(node.value) or ""
+            if base in {"torch", "jnp", "jax.numpy", "np", "tf"}:
+                out["dtype_refs"].append({"dtype": _LOW_DTYPES[node.attr], "line": node.lineno})
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            v = node.value
+            if len(v) < 300 and "\n" not in v and v.lower().endswith((".yaml", ".yml", ".json", ".toml")):
+                out["strings"].append({"value": v, "line": node.lineno})
+    out["imports"] = sorted(imports)
+    _record_assigns(tree, out)
+    return out
+
+
+def _dataclass_field(st: ast.AnnAssign) -> dict[str, Any]:
+    name = st.target.id  # type: ignore[union-attr]
+    f: dict[str, Any] = {"name": name, "line": st.lineno, "has_default": False, "default": None}
+    v = st.value
+    if v is None:
+        return f
+    if isinstance(v, ast.Call) and (dotted(v.func) or "").endswith("field"):
+        for kw in v.keywords:
+            if kw.arg == "default":
+                ok, val = const_eval(kw.value)
+                if ok:
+                    f.update(has_default=True, default=val)
+        return f
+    ok, val = const_eval(v)
+    if ok:
+        f.update(has_default=True, default=val)
+    return f
+
+
+def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
+    func = dotted(node.func) or ""
+    if not func:
+        return
+    args = [_src(a) for a in node.args]
+    kwargs = {kw.arg: _src(kw.value) for kw in node.keywords if kw.arg}
+    out["calls"].append(
+        {"func": func, "args": args, "kwargs": kwargs, "line": node.lineno, "when": _conditions(node)}
+    )
+    tail = func.rsplit(".", 1)[-1]
+    if tail == "add_argument" and node.args:
+        flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not flags:
+            return
+        long = [f for f in flags if f.startswith("--")]
+        dest = kwargs.get("dest")
+        if dest:
+            ok, d = const_eval(ast.parse(dest, mode="eval").body)
+            dest = d if ok else None
+        name = dest or (long[0] if long else flags[0]).lstrip("-").replace("-", "_")
+        action = None
+        default_ok, default = False, None
+        for kw in node.keywords:
+            if kw.arg == "default":
+                default_ok, default = const_eval(kw.value)
+            elif kw.arg == "action":
+                ok, action = const_eval(kw.value)
+        if not default_ok and action == "store_true":
+            default_ok, default = True, False
+        elif not default_ok and action == "store_false":
+            default_ok, default = True, True
+        out["argparse"].append(
+            {
+                "dest": name,
+                "flags": flags,
+                "default": default,
+                "has_default": default_ok,
+                "action": action,
+                "line": node.lineno,
+                "type": kwargs.get("type"),
+            }
+        )
+    elif tail == "HfArgumentParser" and node.args:
+        a = node.args[0]
+        elts = a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]
+        out["hf_parser"] = [dotted(e) or "" for e in elts]
+
+
+def _conditions(node: ast.AST) -> list[str]:
+    """Source of the `if` tests guarding `node` (negated with `not (...)` in an else branch)."""
+    out: list[str] = []
+    child, cur = node, getattr(node, "_sm_parent", None)
+    while cur is not None:
+        if isinstance(cur, ast.If | ast.IfExp):
+            body = cur.body if isinstance(cur.body, list) else [cur.body]
+            test = _src(cur.test)
+            out.append(test if child in body else f"not ({test})")
+        elif isinstance(cur, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            break
+        child, cur = cur, getattr(cur, "_sm_parent", None)
+    return out
+
+
+def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
+    """Assignments to names and attribute chains anywhere, with their `if` guards and depth (0 = module
+    level, 1+ = inside functions) and augmented ones (`x //= n`)."""
+
+    def add(target: ast.AST, value: ast.AST, line: int, op: str | None, depth: int, when: list[str]) -> None:
+        name = dotted(target)
+        if name:
+            out["assigns"].append(
+                {
+                    "target": name,
+                    "expr": _src(value),
+                    "line": line,
+                    "op": op,
+                    "depth": depth,
+                    "when": list(when),
+                }
+            )
+
+    def visit(body: list[ast.stmt], depth: int, when: list[str]) -> None:
+        for st in body:
+            if isinstance(st, ast.Assign):
+                for t in st.targets:
+                    add(t, st.value, st.lineno, None, depth, when)
+            elif isinstance(st, ast.AnnAssign) and st.value is not None:
+                add(st.target, st.value, st.lineno, None, depth, when)
+            elif isinstance(st, ast.AugAssign):
+                op = {ast.FloorDiv: "//", ast.Mult: "*", ast.Div: "/", ast.Add: "+", ast.Sub: "-"}.get(
+                    type(st.op)
+                )
+                if op:
+                    add(st.target, st.value, st.lineno, op, depth, when)
+            elif isinstance(st, ast.If):
+                test = _src(st.test)
+                visit(st.body, depth, [*when, test])
+                visit(st.orelse, depth, [*when, f"not ({test})"])
+            elif isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
+                visit(st.body, depth + 1, [])
+            elif isinstance(st, ast.ClassDef):
+                continue  # dataclass fields are read separately
+            elif isinstance(st, ast.Try):
+                visit(st.body, depth, when)
+                for h in st.handlers:
+                    visit(h.body, depth, when)
+                visit(st.orelse, depth, when)
+                visit(st.finalbody, depth, when)
+            else:
+                for attr in ("body", "orelse"):
+                    sub = getattr(st, attr, None)
+                    if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                        visit(sub, depth, when)
+
+    visit(tree.body, 0, [])

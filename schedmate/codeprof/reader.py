@@ -1,0 +1,143 @@
+"""Safe, bounded reading of a job's working directory.
+
+Nothing here imports, executes or spawns anything from the job. Every read goes through `Workdir`,
+which refuses paths outside the workdir (including symlinks that escape it), non-regular files,
+binaries and files over the per-file cap, and stops once the total byte budget is spent. Each file it
+did read is remembered with its sha256, which keys the version cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_FILE_BYTES = 256 * 1024
+MAX_TOTAL_BYTES = 4 * 1024 * 1024
+MAX_LISTED_FILES = 2000
+_SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache", ".pytest_cache", "wandb"}
+TEXT_SUFFIXES = {
+    ".py",
+    ".sh",
+    ".bash",
+    ".slurm",
+    ".sbatch",
+    ".yaml",
+    ".yml",
+    ".json",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".txt",
+    ".md",
+}
+
+
+@dataclass
+class Workdir:
+    root: Path
+    max_file_bytes: int = MAX_FILE_BYTES
+    max_total_bytes: int = MAX_TOTAL_BYTES
+    hashes: dict[str, str] = field(default_factory=dict)
+    """relative path -> sha256 of every file read."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """relative path -> why it was not read."""
+    bytes_read: int = 0
+    _texts: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root).resolve()
+        if not self.root.is_dir():
+            raise NotADirectoryError(f"workdir {self.root} is not a directory")
+
+    def rel(self, path: str | Path, base: str = "") -> str | None:
+        """Normalise `path` (relative to `base` inside the workdir, or absolute) to a workdir-relative
+        path, or None when it points outside the workdir."""
+        p = Path(path)
+        if not p.is_absolute():
+            p = self.root / base / p
+        try:
+            lexical = Path(os.path.normpath(p))
+            return str(lexical.relative_to(self.root))
+        except ValueError:
+            return None
+
+    def exists(self, rel: str) -> bool:
+        r = self.rel(rel)
+        if r is None:
+            return False
+        p = self.root / r
+        return p.is_file() and self._inside(p)
+
+    def _inside(self, p: Path) -> bool:
+        try:
+            p.resolve().relative_to(self.root)
+            return True
+        except (ValueError, OSError):
+            return False
+
+    def read_text(self, rel: str) -> str | None:
+        """The file's text, or None (with the reason in `skipped`) when it may not or cannot be read."""
+        r = self.rel(rel)
+        if r is None:
+            self.skipped[str(rel)] = "outside the workdir"
+            return None
+        if r in self._texts:
+            return self._texts[r]
+        p = self.root / r
+        if p.is_symlink() and not self._inside(p):
+            self.skipped[r] = "symlink escaping the workdir"
+            return None
+        if not self._inside(p):
+            self.skipped[r] = "outside the workdir"
+            return None
+        if not p.is_file():
+            self.skipped[r] = "not a regular file"
+            return None
+        size = p.stat().st_size
+        if size > self.max_file_bytes:
+            self.skipped[r] = f"larger than the per-file cap ({size} > {self.max_file_bytes} bytes)"
+            return None
+        if self.bytes_read + size > self.max_total_bytes:
+            self.skipped[r] = f"total read budget of {self.max_total_bytes} bytes spent"
+            return None
+        with open(p, "rb") as fh:
+            data = fh.read(self.max_file_bytes + 1)
+        self.bytes_read += len(data)
+        if b"\x00" in data[:8192]:
+            self.skipped[r] = "binary file"
+            return None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.skipped[r] = "binary file (not UTF-8)"
+            return None
+        self.hashes[r] = hashlib.sha256(data).hexdigest()
+        self._texts[r] = text
+        return text
+
+    def list_files(self, limit: int = MAX_LISTED_FILES) -> list[str]:
+        """Workdir-relative paths of regular files (symlinks are listed only when they stay inside)."""
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(filenames):
+                p = Path(dirpath) / name
+                if p.is_symlink() and not self._inside(p):
+                    continue
+                out.append(str(p.relative_to(self.root)))
+                if len(out) >= limit:
+                    return out
+        return out
+
+
+def sha256_file(path: Path, limit: int) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    if len(data) > limit:
+        return None
+    return hashlib.sha256(data).hexdigest()

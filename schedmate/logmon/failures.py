@@ -1,0 +1,149 @@
+"""Failure candidates from error lines and loss values, and the verdict.
+
+Model: an error line opens a *candidate* at its line (or joins the open failure block of the same rank:
+consecutive error lines within `block_lines` belong to one failure, and a specific line sets the category
+of a block that a weak marker such as `Traceback` opened, keeping the marker's line as the onset).
+A candidate is dismissed when training goes on after it (`dismiss_after` step events of the leading rank):
+a caught traceback, a retried connection, a warning. NaN/inf losses and loss spikes are candidates that
+stay until a finite, normal loss is seen again. The verdict is the earliest candidate still standing:
+later error lines are usually consequences (ranks torn down by the launcher, NCCL aborts after an OOM).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import deque
+from dataclasses import dataclass, field
+
+from schedmate.records import FailureAction
+
+ACTIONS: dict[str, tuple[FailureAction, bool]] = {
+    "oom": (FailureAction.reduce_memory, True),
+    "nccl": (FailureAction.restart_from_checkpoint, True),
+    "nan": (FailureAction.restart_from_checkpoint, True),
+    "dataloader": (FailureAction.reduce_memory, True),
+    "segfault": (FailureAction.fix_code, False),
+    "node": (FailureAction.cordon_node, True),
+    "preempted": (FailureAction.restart_from_checkpoint, True),
+    "user_code": (FailureAction.fix_code, False),
+    "hang": (FailureAction.restart_from_checkpoint, True),
+    "other": (FailureAction.nothing, False),
+    "none": (FailureAction.nothing, False),
+}
+"""Category -> (what a scheduler should do, whether a restart can succeed without a code change)."""
+
+
+def action_for(category: str) -> tuple[FailureAction, bool]:
+    return ACTIONS.get(category, ACTIONS["other"])
+
+
+def shorten(text: str, n: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+@dataclass
+class Candidate:
+    category: str
+    onset_line: int
+    last_line: int
+    text: str
+    rank: int | None
+    weak: bool
+    cause: str
+    source: str = "rule"
+    rule: str | None = None
+    tentative: bool = False
+    sticky: bool = False
+    """Not dismissed by progress (NaN loss keeps the job useless even if steps go on)."""
+    progress_after: int = 0
+    dismissed: bool = False
+    confidence: float = 0.9
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class FailureTracker:
+    def __init__(self, dismiss_after: int = 3, block_lines: int = 40, spike_factor: float = 10.0) -> None:
+        self.dismiss_after = dismiss_after
+        self.block_lines = block_lines
+        self.spike_factor = spike_factor
+        self.candidates: list[Candidate] = []
+        self._finite: deque[float] = deque(maxlen=50)
+        self._loss_cand: Candidate | None = None
+        self._all_settled = True  # no candidate waiting to be dismissed by progress
+
+    def _open_block(self, lineno: int, rank: int | None) -> Candidate | None:
+        for c in reversed(self.candidates):
+            if c.dismissed or c.source == "loss":
+                continue
+            if lineno - c.last_line <= self.block_lines and (c.rank is None or rank is None or c.rank == rank):
+                return c
+            break
+        return None
+
+    def on_error(self, lineno: int, text: str, rank: int | None, category: str, *, weak: bool, cause: str,
+                 rule: str | None, tentative: bool = False, source: str = "rule", confidence: float = 0.9) -> None:
+        c = self._open_block(lineno, rank)
+        if c is not None:
+            c.last_line = lineno
+            if c.weak and not weak:
+                c.category, c.weak, c.cause, c.rule, c.text = category, False, cause, rule, text
+                c.tentative, c.source, c.confidence = tentative, source, confidence
+                if c.rank is None:
+                    c.rank = rank
+            elif c.tentative and not tentative and not weak:
+                c.tentative = False
+            return
+        self.candidates.append(Candidate(category=category, onset_line=lineno, last_line=lineno, text=text,
+                                         rank=rank, weak=weak, cause=cause, source=source, rule=rule,
+                                         tentative=tentative, confidence=confidence))
+        self._all_settled = False
+
+    def on_retry_succeeded(self) -> None:
+        for c in self.candidates:
+            if c.tentative and not c.dismissed:
+                c.dismissed = True
+
+    def on_step(self) -> None:
+        if self._all_settled:
+            return
+        busy = False
+        for c in self.candidates:
+            if not c.dismissed and not c.sticky:
+                c.progress_after += 1
+                if c.progress_after >= self.dismiss_after:
+                    c.dismissed = True
+                else:
+                    busy = True
+        self._all_settled = not busy
+
+    def on_loss(self, loss: float, lineno: int, text: str, rank: int | None) -> None:
+        if not math.isfinite(loss):
+            if self._loss_cand is None:
+                self._loss_cand = Candidate(
+                    category="nan", onset_line=lineno, last_line=lineno, text=text, rank=rank, weak=False,
+                    cause=f"The training loss became {loss}: {{line}}", source="loss", sticky=True,
+                    confidence=0.95)
+                self.candidates.append(self._loss_cand)
+            return
+        base = statistics.median(self._finite) if len(self._finite) >= 20 else None
+        if base is not None and base > 0 and loss > self.spike_factor * base:
+            if self._loss_cand is None:
+                self._loss_cand = Candidate(
+                    category="nan", onset_line=lineno, last_line=lineno, text=text, rank=rank, weak=False,
+                    cause=f"The loss spiked to {loss:.4g} ({loss / base:.0f}x its recent median) and stayed there: "
+                          "{line}", source="loss", sticky=True, confidence=0.7)
+                self.candidates.append(self._loss_cand)
+            return
+        if self._loss_cand is not None:
+            self._loss_cand.dismissed = True
+            self._loss_cand = None
+        self._finite.append(loss)
+
+    def verdict(self) -> Candidate | None:
+        standing = [c for c in self.candidates if not c.dismissed]
+        if not standing:
+            return None
+        strong = [c for c in standing if not c.weak]
+        return min(strong or standing, key=lambda c: c.onset_line)

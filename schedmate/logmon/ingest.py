@@ -1,0 +1,285 @@
+"""Turning raw log bytes into normalised lines: decoding, ANSI, tqdm carriage returns, rank prefixes,
+timestamps; and sources that produce text (a file followed across rotation, stdin, pushed chunks).
+
+Everything here treats the log as untrusted bytes: undecodable bytes are replaced (and counted), control
+characters other than tab are dropped, nothing is ever executed or interpreted.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+# Control characters other than \t (\r and \n are handled before this runs).
+_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+# Rank prefixes added by launchers: torchrun --tee / `[rank3]:`, srun -l / `0: `, mpirun / `[1,0]<stdout>:`.
+_RANK = re.compile(
+    r"(?:\[rank(?P<a>\d+)\]:|\[\d+,(?P<b>\d+)\]<std(?:out|err)>:|(?P<c>\d{1,5}): )\s?"
+)
+_ISO = re.compile(
+    r"\[?(?P<y>\d{4})[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
+    r"(?P<tz>Z|[+-]\d\d:?\d\d)?\]?(?:\s*[|:-]\s|\s+|$)"
+)
+_MMDD = re.compile(r"\[(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?\]\s*")
+# A short bracketed tag before the timestamp: `[titan] 2024-05-01 12:00:00,123 - root - INFO - ...`
+_TAG = re.compile(r"\[[A-Za-z_][\w.-]{0,24}\] (?=\d{4}[-/])")
+_EPOCH = re.compile(r"\[?(?P<e>1[5-9]\d{8}(?:\.\d+)?)\]?\s+")
+
+MM_DD_YEAR = 2000
+"""Year assumed for `[MM/DD HH:MM:SS]` stamps, which carry none (only differences matter)."""
+
+
+@dataclass(slots=True)
+class LogLine:
+    """One normalised line. `lineno` is the 1-based number of the line in the source (by newline)."""
+
+    lineno: int
+    text: str
+    rank: int | None = None
+    ts: float | None = None
+
+
+_day_cache: dict[tuple[int, int, int], int] = {}
+
+
+def _day_epoch(y: int, mo: int, d: int) -> int:
+    key = (y, mo, d)
+    v = _day_cache.get(key)
+    if v is None:
+        v = calendar.timegm((y, mo, d, 0, 0, 0, 0, 0, 0))
+        if len(_day_cache) > 4096:
+            _day_cache.clear()
+        _day_cache[key] = v
+    return v
+
+
+def _tz_offset(tz: str | None) -> int:
+    if not tz or tz == "Z":
+        return 0
+    sign = -1 if tz[0] == "-" else 1
+    digits = tz[1:].replace(":", "")
+    return sign * (int(digits[:2]) * 3600 + int(digits[2:4]) * 60)
+
+
+def parse_timestamp(text: str) -> tuple[float | None, str]:
+    """Parse a leading timestamp; return (epoch seconds or None, the text without it).
+
+    Formats: ISO 8601 (`2024-05-01T12:00:00.123Z`, `2024-05-01 12:00:00`), Python logging
+    (`2024-05-01 12:00:00,123`), optionally in brackets; `[MM/DD HH:MM:SS]` (year assumed
+    MM_DD_YEAR); epoch seconds (`1714564800.12`). Naive times are taken as UTC.
+    """
+    if not text:
+        return None, text
+    c = text[0]
+    if c == "[" and len(text) > 2:
+        c2 = text[1]
+        if c2.isdigit():
+            m = _MMDD.match(text)
+            if m is not None:
+                try:
+                    base = _day_epoch(MM_DD_YEAR, int(m["mo"]), int(m["d"]))
+                except ValueError:
+                    return None, text
+                ts = base + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"])
+                if m["f"]:
+                    ts += int(m["f"]) / 10 ** len(m["f"])
+                return float(ts), text[m.end():]
+        else:
+            return None, text
+    elif not c.isdigit():
+        return None, text
+    m = _ISO.match(text)
+    if m is not None:
+        try:
+            base = _day_epoch(int(m["y"]), int(m["mo"]), int(m["d"]))
+        except ValueError:
+            return None, text
+        ts = base + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"]) - _tz_offset(m["tz"])
+        if m["f"]:
+            ts += int(m["f"]) / 10 ** len(m["f"])
+        return float(ts), text[m.end():]
+    m = _EPOCH.match(text)
+    if m is not None:
+        return float(m["e"]), text[m.end():]
+    return None, text
+
+
+class LineNormalizer:
+    """Stateful splitter: push decoded text chunks, get `LogLine`s for every complete line.
+
+    A trailing partial line is kept until the next chunk (or `flush()`). Carriage returns inside a line
+    (tqdm redraws) keep only the last non-empty state.
+    """
+
+    def __init__(self) -> None:
+        self._partial = ""
+        self.lineno = 0
+
+    def push(self, text: str) -> list[LogLine]:
+        if not text:
+            return []
+        data = self._partial + text
+        parts = data.split("\n")
+        self._partial = parts.pop()
+        out = []
+        for raw in parts:
+            self.lineno += 1
+            out.append(normalize_line(raw, self.lineno))
+        return out
+
+    def flush(self) -> list[LogLine]:
+        if not self._partial:
+            return []
+        raw, self._partial = self._partial, ""
+        self.lineno += 1
+        return [normalize_line(raw, self.lineno)]
+
+
+MAX_LINE_CHARS = 4096
+"""Longer lines are cut (keeps every regex linear-time in practice, whatever the input)."""
+
+
+def normalize_line(raw: str, lineno: int) -> LogLine:
+    rank = None
+    if "\r" in raw:
+        # a launcher prefixes the physical line, before the carriage-return states
+        m = _RANK.match(raw)
+        if m is not None:
+            rank = int(m["a"] or m["b"] or m["c"])
+            raw = raw[m.end():]
+        segs = [s for s in raw.split("\r") if s.strip()]
+        raw = segs[-1] if segs else ""
+    if len(raw) > MAX_LINE_CHARS:
+        raw = raw[:MAX_LINE_CHARS]
+    if "\x1b" in raw:
+        raw = _ANSI.sub("", raw)
+    if not raw.isprintable():
+        raw = _CTRL.sub("", raw.replace("\t", "    "))
+    ts = None
+    text = raw
+    if text:
+        # Up to two passes: `0: [2024-..] ...` and `[2024-..] [rank0]: ...` both occur.
+        for _ in range(2):
+            c = text[0] if text else ""
+            if c == "[" or c.isdigit():
+                if c == "[" and ts is None:
+                    m = _TAG.match(text)
+                    if m is not None:
+                        t, rest = parse_timestamp(text[m.end():])
+                        if t is not None:
+                            ts, text = t, rest
+                            continue
+                if rank is None:
+                    m = _RANK.match(text)
+                    if m is not None:
+                        rank = int(m["a"] or m["b"] or m["c"])
+                        text = text[m.end():]
+                        continue
+                if ts is None:
+                    t, rest = parse_timestamp(text)
+                    if t is not None:
+                        ts, text = t, rest
+                        continue
+            break
+    return LogLine(lineno, text.rstrip(), rank, ts)
+
+
+class Decoder:
+    """Incremental UTF-8 decoder with errors='replace' that counts the undecodable bytes."""
+
+    def __init__(self) -> None:
+        import codecs
+
+        self._dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.bad_bytes = 0
+
+    def decode(self, data: bytes, final: bool = False) -> str:
+        text = self._dec.decode(data, final)
+        if "\ufffd" in text:
+            # Count replacement characters that did not come from a literal U+FFFD in the input.
+            literal = data.count(b"\xef\xbf\xbd")
+            self.bad_bytes += max(0, text.count("\ufffd") - literal)
+        return text
+
+
+class FileFollower:
+    """Read a file from the start and follow it as it grows, surviving rotation and truncation.
+
+    Rotation is detected by the path's inode changing (the file was renamed and recreated) or its size
+    shrinking below our offset (truncated in place, `copytruncate`): the old handle is drained to its end,
+    then the new file is read from the start.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> None:
+        self.path = os.fspath(path)
+        self.chunk_size = chunk_size
+        self._fh: BinaryIO | None = None
+        self._ino: int | None = None
+        self.rotations = 0
+
+    def _open(self) -> bool:
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - kept open while following
+        except FileNotFoundError:
+            return False
+        self._fh = fh
+        self._ino = os.fstat(fh.fileno()).st_ino
+        return True
+
+    def read_available(self) -> bytes:
+        """Everything written since the last call (possibly b"")."""
+        if self._fh is None and not self._open():
+            return b""
+        assert self._fh is not None
+        chunks = [self._fh.read()]
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return b"".join(chunks)  # renamed away, new file not there yet: keep the old handle
+        pos = self._fh.tell()
+        if st.st_ino != self._ino or st.st_size < pos:
+            self._fh.close()
+            self._fh = None
+            self.rotations += 1
+            if self._open():
+                assert self._fh is not None
+                chunks.append(self._fh.read())
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def follow(
+        self,
+        poll_s: float = 0.5,
+        stop: Callable[[], bool] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> Iterator[bytes]:
+        """Yield new data forever (b"" on idle polls so callers can check clocks), until `stop()`."""
+        try:
+            while stop is None or not stop():
+                data = self.read_available()
+                yield data
+                if not data:
+                    sleep(poll_s)
+        finally:
+            self.close()
+
+
+def iter_stream_chunks(stream: BinaryIO, chunk_size: int = 1 << 16) -> Iterator[bytes]:
+    """Chunks of a binary stream (stdin) until EOF; uses read1 so a pipe yields data as it arrives."""
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        data = read(chunk_size)
+        if not data:
+            return
+        yield data

@@ -1,0 +1,503 @@
+"""The log monitor: feed it log text (or bytes), ask it for a `LogReport` at any time.
+
+Per line: normalise (ingest), match the family's rules (learned first, then built-in), update progress and
+failure state. Lines no rule matches are counted; with an LLM assistant, the *interesting* ones (a line that
+looks like metrics, or one with error words) are deferred with the lines after them, deduplicated by
+template, and resolved in one batch: a known rule of another family, a past diagnosis from the failure
+memory, or an LLM call; accepted answers become rules for the family, so the next occurrence (and the next
+job of the family) costs nothing. Deferred lines are then processed in order, so progress and onset lines
+stay exact.
+
+The LLM never decides alone that a job is healthy: a terminal line with hard error words stays a failure
+(category `other`) whatever the model says, and lines that look like instructions to a model are withheld
+from it (log text is data).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from schedmate.logmon.failures import FailureTracker, action_for, shorten
+from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
+from schedmate.logmon.learn import build_rule, validate_rule
+from schedmate.logmon.progress import ProgressTracker
+from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
+from schedmate.logmon.rules import BENIGN_RULES, Rule, RuleSet, builtin_rules
+from schedmate.logmon.store import RuleStore, family_fingerprint, template_of
+from schedmate.records import DurationEstimate, FailureCategory
+
+_SUSPICIOUS = re.compile(
+    r"error|fail|fatal|abort|exception|killed|crash|panic|timeout|timed out|lost|unreachable|corrupt|denied"
+    r"|refused|segv|signal|nan\b|diverg|unrecoverable|cannot|unable", re.IGNORECASE)
+_HARD = re.compile(r"error|fail|fatal|abort|exception|killed|crash|panic|segv|unrecoverable", re.IGNORECASE)
+_METRIC = re.compile(r"\d")
+_METRIC_WORD = re.compile(r"loss|step|iter|epoch|acc|lr\b|it/s|s/it|tok|sample|ppl|throughput|/s\b",
+                          re.IGNORECASE)
+_INJECTION = re.compile(
+    r"ignore (?:all |any |the )?(?:previous|prior|above)|disregard|you are (?:an?|the) |instruction|system prompt"
+    r"|assistant|report (?:this|the) job|mark (?:this|the) job|as (?:healthy|finished|succeeded)|respond with"
+    r"|answer with|\bllm\b|language model|prompt", re.IGNORECASE)
+
+
+def _shape_line(text: str) -> bool:
+    """Whether a line counts towards the family fingerprint: not empty, not launcher/library noise (NCCL INFO,
+    warnings), which comes in a different order in every run of the same script."""
+    if not text.strip():
+        return False
+    return not any(r.regex.search(text) for r in BENIGN_RULES)
+
+
+def looks_like_injection(text: str) -> bool:
+    """A log line addressed to a model (withheld from the LLM; it stays in the log as data)."""
+    return _INJECTION.search(text) is not None
+
+
+@dataclass
+class Proposal:
+    line: str
+    kind: str
+    meanings: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Diagnosis:
+    category: str
+    root_cause: str
+    source: str = "llm"
+
+
+class Assistant(Protocol):
+    """What the monitor needs from an LLM (see `schedmate.logmon.assist.LLMAssistant`)."""
+
+    calls: int
+
+    def propose(self, lines: list[str]) -> list[Proposal]: ...
+
+    def diagnose(self, window: list[str], onset: int) -> Diagnosis | None: ...
+
+
+class Memory(Protocol):
+    def lookup(self, window_text: str) -> Diagnosis | None: ...
+
+    def remember(self, window_text: str, diagnosis: Diagnosis) -> None: ...
+
+
+class Monitor:
+    """Progress, remaining time and failures from one job's log.
+
+    `clock`: seconds (any epoch) used for hang detection while following a log without timestamps; a
+    line's arrival time is taken from it. `hang_factor` x iteration time (at least `hang_min_s`) without
+    progress is a hang.
+    """
+
+    def __init__(
+        self,
+        *,
+        source: str = "<feed>",
+        assistant: Assistant | None = None,
+        memory: Memory | None = None,
+        store: RuleStore | None = None,
+        clock: Callable[[], float] | None = None,
+        hang_factor: float = 20.0,
+        hang_min_s: float = 300.0,
+        family_lines: int = 8,
+        defer_lines: int = 20,
+        batch_templates: int = 4,
+        max_llm_calls: int = 12,
+        learn: bool = True,
+    ) -> None:
+        self.source = source
+        self.assistant = assistant
+        self.memory = memory
+        self.store = store
+        self.clock = clock
+        self.hang_factor = hang_factor
+        self.hang_min_s = hang_min_s
+        self.family_lines = family_lines
+        self.defer_lines = defer_lines
+        self.batch_templates = batch_templates
+        self.max_llm_calls = max_llm_calls
+        self.learn = learn
+        self.family: str | None = None
+        self.rules: RuleSet | None = None
+        self.progress = ProgressTracker()
+        self.failures = FailureTracker()
+        self._decoder = Decoder()
+        self._norm = LineNormalizer()
+        self._head: list[LogLine] = []
+        self._head_shapes = 0
+        self._pending: list[LogLine] = []
+        self._pending_templates: dict[str, tuple[LogLine, str]] = {}
+        self._seen_templates: set[str] = set()
+        self._recent: deque[LogLine] = deque(maxlen=8)
+        self.lines = 0
+        self.rules_matched = 0
+        self.unmatched = 0
+        self.rules_learned = 0
+        self.memory_hits = 0
+        self.last_ts: float | None = None
+        self.last_line_clock: float | None = None
+        self.finished_input = False
+        self.warnings: list[str] = []
+        self.rule_hits: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ input
+    def feed_bytes(self, data: bytes) -> None:
+        self.feed(self._decoder.decode(data))
+
+    def feed(self, text: str) -> None:
+        for ll in self._norm.push(text):
+            self._accept(ll)
+
+    def flush(self) -> None:
+        """Process what waits for more input (the first lines before the family is known, lines deferred for
+        the LLM). Call when the source has gone quiet, e.g. a followed file that stopped growing."""
+        if self.rules is None and self._head:
+            self._start_family()
+        self._resolve_pending()
+
+    def finish(self) -> LogReport:
+        """End of input: flush the partial last line and any deferred lines; the final report."""
+        tail = self._decoder.decode(b"", final=True)
+        for ll in self._norm.push(tail) + self._norm.flush():
+            self._accept(ll)
+        if self.rules is None:
+            self._start_family()
+        self._resolve_pending()
+        self.finished_input = True
+        return self.report()
+
+    def _accept(self, ll: LogLine) -> None:
+        self.lines = ll.lineno
+        if self.clock is not None:
+            self.last_line_clock = self.clock()
+        if self.rules is None:
+            self._head.append(ll)
+            if _shape_line(ll.text):
+                self._head_shapes += 1
+            if self._head_shapes >= self.family_lines or len(self._head) >= 400:
+                self._start_family()
+            return
+        if self._pending:
+            self._pending.append(ll)
+            self._maybe_defer(ll)
+            if len(self._pending) >= self.defer_lines or len(self._pending_templates) >= self.batch_templates:
+                self._resolve_pending()
+            return
+        self._process(ll)
+
+    def _start_family(self) -> None:
+        self.family = family_fingerprint([h.text for h in self._head if _shape_line(h.text)], self.family_lines)
+        learned = self.store.rules_for(self.family) if self.store is not None else []
+        rules = builtin_rules()
+        rs = RuleSet(rules)
+        for r in learned:
+            rs.add(r)
+        self.rules = rs
+        head, self._head = self._head, []
+        for ll in head:
+            if self._pending:
+                self._pending.append(ll)
+                self._maybe_defer(ll)
+            else:
+                self._process(ll)
+
+    # ------------------------------------------------------------------ per line
+    def _process(self, ll: LogLine, defer: bool = True) -> None:
+        text = ll.text
+        if ll.ts is not None:
+            self.last_ts = ll.ts if self.last_ts is None or ll.ts > self.last_ts else self.last_ts
+        if not text:
+            return
+        assert self.rules is not None
+        rule, m = self.rules.match(text)
+        if rule is None:
+            self.unmatched += 1
+            if defer and self._wants_llm(ll):
+                self._pending.append(ll)
+                self._maybe_defer(ll)
+            self._recent.append(ll)
+            return
+        self._recent.append(ll)
+        self.rules_matched += 1
+        if rule.source != "builtin":
+            self.rule_hits[rule.name] = self.rule_hits.get(rule.name, 0) + 1
+        kind = rule.kind
+        if kind == "progress":
+            assert m is not None
+            values = rule.values(m)
+            clock = self.last_line_clock
+            is_step = self.progress.on_values(values, ll.rank, ll.ts, ll.lineno, clock, rule.epoch_base)
+            if is_step:
+                self.failures.on_step()
+            if "loss" in values and (is_step or ("step" not in values and
+                                                 (ll.rank is None or ll.rank == self.progress.leader))):
+                self.failures.on_loss(values["loss"], ll.lineno, text, ll.rank)
+        elif kind.startswith("error:"):
+            self.failures.on_error(ll.lineno, text, ll.rank, kind[6:], weak=rule.weak,
+                                   cause=rule.cause or "{line}", rule=rule.name, tentative=rule.tentative,
+                                   source="rule" if rule.source == "builtin" else rule.source)
+        elif kind.startswith("pause:"):
+            self.progress.on_pause(ll.lineno)
+        elif kind == "done":
+            self.progress.done = True
+        elif rule.name == "retry-succeeded":
+            self.failures.on_retry_succeeded()
+
+    def _wants_llm(self, ll: LogLine) -> bool:
+        if self.assistant is None or self.assistant.calls >= self.max_llm_calls:
+            return False
+        text = ll.text
+        if len(text) < 4 or looks_like_injection(text):
+            return False
+        tpl = template_of(text)
+        if tpl in self._seen_templates:
+            return False
+        return bool(_SUSPICIOUS.search(text) or (_METRIC.search(text) and _METRIC_WORD.search(text)))
+
+    def _maybe_defer(self, ll: LogLine) -> None:
+        """Register an unmatched interesting line of the pending window as a template to resolve."""
+        if not ll.text or self.rules is None:
+            return
+        tpl = template_of(ll.text)
+        if tpl in self._seen_templates or tpl in self._pending_templates:
+            return
+        if self._pending and self._pending[0] is not ll:
+            # a line that arrived during deferral: only interesting if no rule matches it
+            rule, _ = self.rules.match(ll.text)
+            if rule is not None or not self._wants_llm(ll):
+                return
+        self._pending_templates[tpl] = (ll, "suspicious" if _SUSPICIOUS.search(ll.text) else "metric")
+
+    # ------------------------------------------------------------------ LLM resolution
+    def _resolve_pending(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        templates, self._pending_templates = self._pending_templates, {}
+        self._seen_templates.update(templates)
+        before = list(self._recent)
+        metric = [ll for ll, what in templates.values() if what == "metric"]
+        suspicious = [ll for ll, what in templates.values() if what == "suspicious"]
+        diagnosed: dict[int, Diagnosis] = {}
+        try:
+            if metric:
+                self._learn_metric_lines(metric)
+            for ll in suspicious:
+                d = self._diagnose(ll, before, pending)
+                if d is not None:
+                    diagnosed[ll.lineno] = d
+        except Exception as e:  # the LLM layer failing must never stop monitoring
+            from schedmate.llm import LLMError
+
+            if not isinstance(e, LLMError):
+                raise
+            self._llm_down(e)
+        for ll in pending:
+            self._process(ll, defer=False)
+            d = diagnosed.get(ll.lineno)
+            if d is not None and d.category not in ("none",) and self.rules is not None and \
+                    self.rules.match(ll.text)[0] is None:
+                # not turned into a rule (validation failed): still a candidate from the diagnosis
+                self.failures.on_error(ll.lineno, ll.text, ll.rank, d.category, weak=False,
+                                       cause=d.root_cause + " ({line})", rule=None, source=d.source,
+                                       confidence=0.6)
+
+    def _llm_down(self, e: Exception) -> None:
+        msg = f"LLM unavailable ({type(e).__name__}: {shorten(str(e), 120)}); continuing with rules alone"
+        if msg not in self.warnings:
+            self.warnings.append(msg)
+        if self.assistant is not None:
+            self._dropped_calls = self.assistant.calls
+        self.assistant = None
+
+    def _memory_down(self, e: Exception) -> None:
+        self.warnings.append(f"failure memory unavailable ({type(e).__name__}: {shorten(str(e), 120)}); "
+                             "diagnoses are not reused")
+        self.memory = None
+
+    def _adopt(self, rule: Rule, persist: bool = True) -> None:
+        assert self.rules is not None
+        self.rules.add(rule)
+        self.rules_learned += 1
+        if persist and self.store is not None and self.family is not None and self.learn:
+            self.store.add_rule(self.family, rule)
+
+    def _known_rule_for(self, text: str) -> Rule | None:
+        """A rule learned for another family that matches this line."""
+        if self.store is None:
+            return None
+        for _fam, r in self.store.all_rules(exclude_family=self.family):
+            if r.regex.search(text):
+                return r
+        return None
+
+    def _learn_metric_lines(self, lines: list[LogLine]) -> None:
+        todo = []
+        for ll in lines:
+            r = self._known_rule_for(ll.text)
+            if r is not None:
+                self._adopt(r)
+            else:
+                todo.append(ll)
+        if not todo or self.assistant is None:
+            return
+        known_errors = self.store.error_lines() if self.store is not None else []
+        for p in self.assistant.propose([ll.text for ll in todo]):
+            if p.kind.startswith("error:"):
+                continue  # error lines go through diagnosis, never through a metric proposal
+            kind = p.kind
+            if kind == "progress" and not {"step", "loss", "epoch"} & set(p.meanings.values()):
+                kind = "benign"  # nothing to track: keep it out of the LLM's way as noise
+            try:
+                rule = build_rule(p.line, kind, p.meanings)
+            except (ValueError, re.error) as e:
+                self.warnings.append(f"could not build a rule for {shorten(p.line, 60)!r}: {e}")
+                continue
+            v = validate_rule(rule.pattern, rule.kind, [p.line], known_error_lines=known_errors)
+            if v.ok:
+                self._adopt(rule)
+            else:
+                self.warnings.append(f"rejected a proposed rule for {shorten(p.line, 60)!r}: {'; '.join(v.reasons)}")
+
+    def _diagnose(self, ll: LogLine, before: list[LogLine], pending: list[LogLine]) -> Diagnosis | None:
+        r = self._known_rule_for(ll.text)
+        if r is not None:
+            self._adopt(r)
+            return None
+        idx = next((i for i, p in enumerate(pending) if p is ll), 0)
+        window_lines = [b for b in before if b.lineno < ll.lineno][-2:] + pending[idx: idx + 3]
+        window_lines = [w for w in window_lines if w.text and not looks_like_injection(w.text)]
+        window = [w.text[:300] for w in window_lines]
+        onset = next((i for i, w in enumerate(window_lines) if w is ll), 0)
+        window_text = "\n".join(template_of(t) for t in window)
+        d: Diagnosis | None = None
+        if self.memory is not None:
+            try:
+                d = self.memory.lookup(window_text)
+            except Exception as e:  # noqa: BLE001 - a broken memory store must not stop monitoring
+                self._memory_down(e)
+            if d is not None:
+                self.memory_hits += 1
+                d = Diagnosis(d.category, d.root_cause, source="memory")
+        if d is None and self.assistant is not None:
+            d = self.assistant.diagnose(window, onset)
+            if d is not None and self.memory is not None and d.category != "none":
+                try:
+                    self.memory.remember(window_text, d)
+                except Exception as e:  # noqa: BLE001
+                    self._memory_down(e)
+        if d is None:
+            return None
+        if d.category == "none" and _HARD.search(ll.text):
+            # the model may not clear a hard error line; it stays a (weak) failure candidate
+            d = Diagnosis("other", "Unclassified error line (the model saw no failure in it)", d.source)
+        kind = "benign" if d.category == "none" else f"error:{d.category}"
+        try:
+            rule = build_rule(ll.text, kind, {}, cause=d.root_cause + " ({line})", source=d.source)
+        except (ValueError, re.error):
+            return d
+        v = validate_rule(rule.pattern, rule.kind, [ll.text])
+        if v.ok:
+            # A "no failure" verdict of the model silences the line for this job only: a small model's
+            # negative is never made permanent for the family.
+            self._adopt(rule, persist=d.category != "none")
+            if self.store is not None and d.category != "none":
+                self.store.add_error_line(ll.text, d.category)
+        return d
+
+    # ------------------------------------------------------------------ report
+    def _hang(self, now: float | None) -> tuple[int, str] | None:
+        p = self.progress
+        if p.step_events < 2 or p.done:
+            return None
+        it = p.iteration_time()
+        if it is None:
+            return None
+        threshold = max(self.hang_factor * it, self.hang_min_s)
+        if p.in_pause:
+            threshold += max(3 * max(p.pauses, default=0.0), 1800.0)
+        idle: float | None = None
+        if p.last_step_ts is not None and self.last_ts is not None:
+            idle = self.last_ts - p.last_step_ts
+        if now is not None and p.last_step_clock is not None:
+            idle = max(idle or 0.0, now - p.last_step_clock)
+        if idle is None or idle <= threshold:
+            return None
+        onset = (p.last_step_line or 0) + 1
+        return onset, (f"No training progress for {idle:.0f} s after step {p.step} "
+                       f"(about {idle / it:.0f}x the {it:.3g} s iteration time)")
+
+    def report(self, now: float | None = None) -> LogReport:
+        """The current estimate. `now`: the supplied clock's time, for hang detection while following."""
+        if now is None and self.clock is not None and not self.finished_input:
+            now = self.clock()
+        p = self.progress
+        cand = self.failures.verdict()
+        failure = FailureInfo()
+        if cand is not None:
+            action, recoverable = action_for(cand.category)
+            rank = f" (rank {cand.rank})" if cand.rank is not None else ""
+            cause = cand.cause.replace("{line}", shorten(cand.text)) + rank
+            failure = FailureInfo(category=FailureCategory(cand.category), failed=True, onset_line=cand.onset_line,
+                                  root_cause=cause, recoverable=recoverable, action=action,
+                                  confidence=cand.confidence if not cand.weak else 0.5, source=cand.source)
+        else:
+            hang = self._hang(now)
+            if hang is not None:
+                action, recoverable = action_for("hang")
+                failure = FailureInfo(category=FailureCategory.hang, failed=True, onset_line=hang[0],
+                                      root_cause=hang[1], recoverable=recoverable, action=action, confidence=0.7,
+                                      source="hang")
+        rem = p.remaining()
+        it = p.iteration_time()
+        progress = ProgressInfo(
+            current_step=p.step, total_steps=p.total_steps,
+            epoch=p.epoch, total_epochs=p.total_epochs,
+            iteration_time_s=round(it, 6) if it is not None else None,
+            samples_per_s=p.samples_s, tokens_per_s=p.tokens_s,
+            last_loss=p.loss if p.loss is None or math.isfinite(p.loss) else None,
+        )
+        remaining = None
+        if rem is not None and not failure.failed:
+            remaining = DurationEstimate(p10=round(rem.p10, 3), p50=round(rem.p50, 3), p90=round(rem.p90, 3))
+        calls = self.assistant.calls if self.assistant is not None else self._calls_when_dropped()
+        return LogReport(
+            source=self.source, family=self.family, lines=self.lines, failure=failure, progress=progress,
+            remaining_time_s=remaining.p50 if remaining else None, remaining=remaining,
+            finished=p.done and not failure.failed, llm_calls=calls, memory_hits=self.memory_hits,
+            rules_matched=self.rules_matched, unmatched_lines=self.unmatched, rules_learned=self.rules_learned,
+            bad_bytes=self._decoder.bad_bytes, warnings=list(self.warnings),
+        )
+
+    _dropped_calls = 0
+
+    def _calls_when_dropped(self) -> int:
+        return self._dropped_calls
+
+
+def analyze_text(text: str, **kw: object) -> LogReport:
+    m = Monitor(**kw)  # type: ignore[arg-type]
+    m.feed(text)
+    return m.finish()
+
+
+def analyze_file(path: str, chunk_size: int = 1 << 20, **kw: object) -> LogReport:
+    m = Monitor(source=str(path), **kw)  # type: ignore[arg-type]
+    with open(path, "rb") as fh:
+        while True:
+            data = fh.read(chunk_size)
+            if not data:
+                break
+            m.feed_bytes(data)
+    return m.finish()
+
+
+def now_clock() -> float:
+    return time.time()

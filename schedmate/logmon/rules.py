@@ -1,0 +1,370 @@
+"""Log rules: regex templates with named groups and a kind, the built-in rules for common training
+frameworks, and the matcher that applies a rule list fast.
+
+A rule's named groups are *meanings* (see `FIELDS`); its kind is one of
+
+- `progress`: a progress line (fields such as `step`, `loss`; a line with only totals is a config line),
+- `pause:eval` / `pause:checkpoint`: the start or end of an evaluation or a checkpoint save,
+- `benign`: noise, including known look-alikes of failures (fp16 overflow skips, warnings),
+- `done`: training finished normally,
+- `error:<category>`: a failure line of a `FailureCategory`; `weak` error rules (a bare `Traceback`,
+  `terminate called`, launcher exit codes) open a failure whose category a following specific line may set.
+
+Matching order (first match wins): the most recently matched rules (logs repeat one shape), then every
+rule in list order whose needles (lower-case literals, at least one of which must occur in the line)
+are present. Needles are the cheap prefilter that keeps the regex work to one or two searches a line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+FIELDS: dict[str, str] = {
+    "step": "current step / iteration (global, or within the epoch when total_steps is per epoch)",
+    "total_steps": "total steps (or steps per epoch for per-epoch counters)",
+    "epoch": "current epoch",
+    "total_epochs": "total epochs",
+    "loss": "training loss",
+    "it_s": "iterations per second",
+    "s_it": "seconds per iteration",
+    "ms_it": "milliseconds per iteration",
+    "samples_s": "samples per second",
+    "tokens_s": "tokens per second",
+    "lr": "learning rate",
+}
+KINDS_FIXED = ("progress", "benign", "done", "pause:eval", "pause:checkpoint")
+ERROR_CATEGORIES = ("oom", "nccl", "nan", "dataloader", "segfault", "node", "preempted", "user_code", "hang",
+                    "other")
+
+# Number, unambiguous (no two adjacent quantifiers over the same characters): 12, 1,234, 3.5, 4.9e-05, nan.
+F = r"(?:[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|NaN|NAN|inf|Inf|INF))"
+
+
+def valid_kind(kind: str) -> bool:
+    if kind in KINDS_FIXED:
+        return True
+    return kind.startswith("error:") and kind[6:] in ERROR_CATEGORIES
+
+
+@dataclass
+class Rule:
+    name: str
+    pattern: str
+    kind: str
+    needles: tuple[str, ...] = ()
+    """Lower-case literals; the rule is tried only if one occurs in the lower-cased line. Empty: always."""
+    weak: bool = False
+    cause: str | None = None
+    """Root-cause sentence for an error rule (`{line}` is replaced by the matched line, shortened)."""
+    epoch_base: int = 0
+    """First epoch number the framework prints (0 or 1), for per-epoch step counters."""
+    source: str = "builtin"
+    tentative: bool = False
+    """An error line that says it will retry: a failure only if nothing succeeds afterwards."""
+    ignore_case: bool = False
+    regex: re.Pattern[str] = field(init=False, repr=False)
+    groups: tuple[str, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not valid_kind(self.kind):
+            raise ValueError(f"rule {self.name!r}: unknown kind {self.kind!r}")
+        self.regex = re.compile(self.pattern, re.IGNORECASE if self.ignore_case else 0)
+        unknown = [g for g in self.regex.groupindex if g not in FIELDS]
+        if unknown:
+            raise ValueError(f"rule {self.name!r}: unknown group name(s) {unknown}; allowed: {sorted(FIELDS)}")
+        self.groups = tuple(self.regex.groupindex)
+        self.needles = tuple(n.lower() for n in self.needles)
+
+    @property
+    def category(self) -> str | None:
+        return self.kind[6:] if self.kind.startswith("error:") else None
+
+    def values(self, m: re.Match[str]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for g, v in m.groupdict().items():
+            if v is not None:
+                try:
+                    out[g] = float(v)
+                except ValueError:
+                    try:
+                        out[g] = float(v.replace(",", ""))
+                    except ValueError:
+                        pass
+        return out
+
+
+def _p(name: str, pattern: str, needles: Iterable[str], **kw: object) -> Rule:
+    return Rule(name=name, pattern=pattern, kind="progress", needles=tuple(needles), **kw)  # type: ignore[arg-type]
+
+
+def _e(cat: str, name: str, pattern: str, needles: Iterable[str], cause: str, **kw: object) -> Rule:
+    return Rule(name=name, pattern=pattern, kind=f"error:{cat}", needles=tuple(needles), cause=cause,
+                **kw)  # type: ignore[arg-type]
+
+
+_TQDM_RATE = rf"(?:(?P<it_s>{F})it/s|(?P<s_it>{F})s/it|\?it/s)"
+
+# Benign look-alikes come first: they must win over the error rules.
+BENIGN_RULES: list[Rule] = [
+    Rule("nccl-info", r"NCCL INFO", "benign", ("nccl info",)),
+    Rule("fp16-overflow-skip", r"OVERFLOW! Rank \d+ Skipping step|Gradient overflow\. +Skipping step"
+         r"|loss scale overflow! Skipping step|overflow detected, skipping step", "benign",
+         ("skipping step",), ignore_case=True),
+    Rule("python-warning", r"\b[A-Z]\w*Warning: |^\s*warnings\.warn\(", "benign", ("warning: ", "warnings.warn")),
+    Rule("torch-c10-warning", r"^\[W(?:\d{4})? ", "benign", ("[w",)),
+    Rule("traceback-frame", r'^\s*File "[^"\n]*", line \d+', "benign", ('file "',)),
+    Rule("retry-succeeded", r"\b(?:succeeded|established|reconnected|connected|recovered)\b[^.]*?"
+         r"\b(?:after|on) (?:\d+ )?(?:retr|attempt)", "benign", ("succeeded", "established", "connected",
+                                                                "recovered"), ignore_case=True),
+]
+
+ERROR_RULES: list[Rule] = [
+    # node: hardware and fabric
+    _e("node", "xid", r"\bXid\b[^:]*: ?(\d+)|NVRM: Xid", ("xid",), "GPU Xid error reported by the driver: {line}"),
+    _e("node", "fell-off-bus", r"fallen off the bus", ("fallen off",), "A GPU has fallen off the bus: {line}"),
+    _e("node", "ecc", r"(?:uncorrectable|double[- ]bit) ECC|ECC error", ("ecc",),
+       "Uncorrectable ECC memory error on a GPU: {line}", ignore_case=True),
+    _e("node", "nvlink", r"NVLink[^\n]*?\b(?:error|fail|down|inactive|fatal)", ("nvlink",),
+       "NVLink error between GPUs: {line}", ignore_case=True),
+    _e("node", "infiniband", r"(?:InfiniBand|mlx5|NET/IB|ibv_)[^\n]*?\b(?:error|fail|fatal|down)"
+       r"|IBV_WC_\w+_ERR", ("infiniband", "mlx5", "net/ib", "ibv_"),
+       "InfiniBand / RDMA fabric error on the node: {line}", ignore_case=True),
+    _e("node", "no-device", r"no CUDA-capable device is detected|CUDA-capable device\(s\) is/are busy or unavailable"
+       r"|cudaErrorDevicesUnavailable|CUDA error: (?:unknown error|system not yet initialized)",
+       ("cuda-capable", "cudaerrordevicesunavailable", "cuda error: unknown", "cuda error: system"),
+       "The GPU is unavailable on the node: {line}"),
+    # oom
+    _e("oom", "cuda-oom", r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
+       r"|HIP out of memory|Cuda failure 'out of memory'", ("out of memory", "outofmemory", "alloc_failed"),
+       "CUDA out of memory: {line}"),
+    _e("oom", "host-oom", r"Out of memory: Kill(?:ed)? process|oom-kill|oom_kill|Memory cgroup out of memory"
+       r"|cgroup out-of-memory|\bMemoryError\b|std::bad_alloc", ("out of memory", "oom", "memoryerror",
+                                                               "bad_alloc", "out-of-memory"),
+       "Host memory exhausted (out-of-memory killer): {line}"),
+    # dataloader (before segfault: "Bus error" here means /dev/shm)
+    _e("dataloader", "worker-killed", r"DataLoader worker\b[^\n]*?\b(?:is killed by signal|exited unexpectedly)"
+       r"|DataLoader timed out", ("dataloader",), "A DataLoader worker died: {line}"),
+    _e("dataloader", "shm", r"insufficient shared memory|\bBus error\b|unable to (?:write to|open) (?:file|shared "
+       r"memory)[^\n]*?torch_|No space left on device[^\n]*?/dev/shm|/dev/shm[^\n]*?No space left",
+       ("shared memory", "bus error", "torch_", "/dev/shm"),
+       "Shared memory (/dev/shm) exhausted by DataLoader workers: {line}", ignore_case=True),
+    # nccl / collective communication
+    _e("nccl", "watchdog-timeout", r"Watchdog caught collective operation timeout|collective operation timeout"
+       r"|ProcessGroupNCCL[^\n]*?[Tt]imeout|NCCL timeout|Timed out waiting for[^\n]*?(?:collective|barrier|store)",
+       ("timeout", "timed out"), "A collective operation timed out (NCCL watchdog): {line}"),
+    _e("nccl", "nccl-error", r"ncclSystemError|ncclInternalError|ncclRemoteError|ncclUnhandledCudaError"
+       r"|ncclInvalidUsage|unhandled system error|unhandled cuda error|NCCL error|DistBackendError"
+       r"|NCCL communicator was aborted|NCCL WARN[^\n]*?(?:[Ee]rror|fail|abort)",
+       ("nccl", "unhandled", "distbackenderror"), "NCCL communication error: {line}"),
+    _e("nccl", "connection-retry", r"(?:Connection reset by peer|Connection refused|Broken pipe|Connection closed by "
+       r"peer)[^\n]*?\bretr(?:y|ying)\b", ("connection", "broken pipe"),
+       "Connection to a peer lost during collective communication: {line}", tentative=True, ignore_case=True),
+    _e("nccl", "connection", r"Connection reset by peer|Connection closed by peer|RendezvousTimeoutError"
+       r"|RendezvousConnectionError|RendezvousClosedError|recvBytes failed|Socket Timeout|Broken pipe",
+       ("connection", "rendezvous", "recvbytes", "socket timeout", "broken pipe"),
+       "Connection to a peer lost during collective communication: {line}"),
+    # nan
+    _e("nan", "nan-line", r"loss (?:is|became|=) ?(?:nan|inf)\b|\bnan loss|non-finite loss|FloatingPointError"
+       r"|loss scale already at minimum|[Uu]nrecoverable (?:fp16 )?overflow|[Dd]etected (?:NaN|nan|inf|Inf) in"
+       r"|Minimum loss scale reached", ("loss", "non-finite", "floatingpointerror", "minimum",
+                                        "unrecoverable", "detected"),
+       "The loss diverged (NaN/inf or unrecoverable fp16 overflow): {line}", ignore_case=True),
+    # segfault
+    _e("segfault", "segv", r"Segmentation fault|SIGSEGV|[Ss]ignal 11\b|exitcode\s*:\s*-11\b|Fatal Python error: "
+       r"Segmentation|illegal instruction|SIGILL", ("segmentation", "sigsegv", "signal 11", "-11", "illegal",
+                                                    "sigill"), "The process crashed with a segmentation fault: {line}"),
+    # preemption / cancellation
+    _e("other", "closing-signal", r"[Ss]ending process \d+ closing signal SIG\w+", ("closing signal",),
+       "The launcher stopped the remaining workers after a failure: {line}", weak=True),
+    _e("preempted", "slurm-cancel", r"CANCELLED AT [^\n]*?DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)"
+       r"|DUE TO TIME LIMIT|DUE TO PREEMPTION|JOB \d+ ON \S+ CANCELLED|time limit (?:reached|exceeded)",
+       ("cancelled", "time limit", "preemption"), "The scheduler cancelled or preempted the job: {line}",
+       ignore_case=True),
+    _e("preempted", "sigterm", r"SIGTERM|Signals\.SIGTERM|[Ss]ignal 15\b|exitcode\s*:\s*-15\b|\bpreempt(?:ed|ion)\b"
+       r"|received signal to terminate|SIGUSR1|^Terminated$", ("sigterm", "signal 15", "-15", "preempt",
+                                                              "terminat", "sigusr1"),
+       "The job received a termination signal (preemption, cancellation or time limit): {line}"),
+    # weak markers: a following specific line sets the category
+    _e("other", "traceback", r"^Traceback \(most recent call last\)", ("traceback",),
+       "A Python exception ended the run: {line}", weak=True),
+    _e("other", "argparse-usage", r"^usage: \S+", ("usage:",), "Bad command-line arguments: {line}", weak=True),
+    _e("other", "terminate-called", r"terminate called after throwing|Aborted \(core dumped\)|SIGABRT"
+       r"|ChildFailedError|exitcode\s*:\s*-?\d+|exited with (?:exit )?code [1-9]|Fatal Python error",
+       ("terminate called", "aborted", "sigabrt", "childfailederror", "exitcode", "exited with", "fatal python"),
+       "The process aborted: {line}", weak=True),
+    # user code (after every specific category)
+    _e("user_code", "argparse-error", r"^\S+\.py: error: ", (".py: error:",), "Bad command-line arguments: {line}"),
+    _e("user_code", "python-exception", r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)(?::|$)",
+       ("error", "exception", "interrupt"), "Python exception in the training code: {line}"),
+    _e("other", "fatal", r"\b(?:FATAL|[Ff]atal error|PANIC|[Pp]anic:)", ("fatal", "panic"),
+       "A fatal error ended the run: {line}", weak=True),
+]
+
+PAUSE_RULES: list[Rule] = [
+    Rule("hf-eval", r"\*\*\*\*\* Running Evaluation \*\*\*\*\*|^\{'eval_", "pause:eval", ("running evaluation",
+                                                                                        "{'eval_")),
+    Rule("lightning-val", r"^Validation(?: DataLoader \d+)?:|^Validating:", "pause:eval", ("validat",)),
+    Rule("mm-val", r"Epoch\(val\)|Iter\(val\)", "pause:eval", ("(val)",)),
+    Rule("megatron-val", r"validation loss at iteration", "pause:eval", ("validation loss",)),
+    Rule("fairseq-valid", r"begin validation on|\| valid on '|valid on 'valid' subset", "pause:eval", ("valid",)),
+    Rule("timm-test", r"^Test: \[", "pause:eval", ("test: [",)),
+    Rule("nanogpt-eval", r"^step \d+: train loss [^,]+, val loss", "pause:eval", ("val loss",)),
+    Rule("generic-eval", r"\b(?:Running|Start(?:ing)?|Begin(?:ning)?) (?:evaluation|validation)\b|\bEvaluating\b",
+         "pause:eval", ("evaluat", "validation"), ignore_case=True),
+    Rule("checkpoint", r"\b(?:[Ss]aving|[Ss]aved|[Ss]ave) (?:model )?(?:the )?checkpoint|[Cc]heckpoint[^\n]{0,40}? is "
+         r"ready|Saving model checkpoint|[Ss]aving checkpoint|[Ss]aved checkpoint|Checkpoint saved|^Current checkpoints:"
+         r"|saving model to '", "pause:checkpoint", ("checkpoint", "saving model")),
+]
+
+PROGRESS_RULES: list[Rule] = [
+    # PyTorch Lightning bar: `Epoch 3:  45%|####5     | 450/1000 [02:10<02:39,  3.45it/s, v_num=1, train_loss=0.52]`
+    _p("lightning-bar", rf"^Epoch (?P<epoch>\d+): +\d+%\|[^|]*\| *(?P<step>\d+)/(?P<total_steps>\d+) "
+       rf"\[[^<\]]*<[^,\]]*, +{_TQDM_RATE}(?:[^\]]*?train_loss(?:_step)?=(?P<loss>{F}))?", ("epoch",)),
+    # HF Trainer log dict
+    _p("hf-dict", rf"^\{{'loss': (?P<loss>{F}),[^}}]*?'learning_rate': (?P<lr>{F}),[^}}]*?'epoch': (?P<epoch>{F})\}}",
+       ("{'loss'",)),
+    # tqdm bar (HF Trainer and any tqdm loop): `  3%|▎  | 120/4000 [01:02<33:10,  1.95it/s]`
+    _p("tqdm-bar", rf"(?P<step>\d+)/(?P<total_steps>\d+) \[[\d:]+<[\d:?]+, +{_TQDM_RATE}", ("<",)),
+    # Megatron-LM
+    _p("megatron", rf"iteration +(?P<step>\d+)/ *(?P<total_steps>\d+) \|[^\n]*? elapsed time per iteration \(ms\): "
+       rf"(?P<ms_it>{F}) \|(?:[^\n]*? learning rate: (?P<lr>{F}) \|)?(?:[^\n]*? lm loss: (?P<loss>{F}) \|)?",
+       ("iteration",)),
+    # DeepSpeed
+    _p("deepspeed-step", rf"\[Rank \d+\] step=(?P<step>\d+), skipped=\d+, lr=\[(?P<lr>{F})", ("step=",)),
+    _p("deepspeed-throughput", rf"(?:samples/sec=|RunningAvgSamplesPerSec=)(?P<samples_s>{F})",
+       ("samples/sec=", "runningavgsamplespersec=")),
+    # mmengine
+    _p("mmengine-epoch", rf"Epoch\(train\) +\[(?P<epoch>\d+)\](?:\[ *(?P<step>\d+)/(?P<total_steps>\d+)\])?"
+       rf"(?:[^\n]*? time: (?P<s_it>{F}))?(?:[^\n]*? loss: (?P<loss>{F}))?", ("epoch(train)",), epoch_base=1),
+    _p("mmengine-iter", rf"Iter\(train\) +\[ *(?P<step>\d+)/(?P<total_steps>\d+)\](?:[^\n]*? time: (?P<s_it>{F}))?"
+       rf"(?:[^\n]*? loss: (?P<loss>{F}))?", ("iter(train)",)),
+    # fairseq, simple and json-ish formats
+    _p("fairseq-bar", rf"epoch (?P<epoch>\d+) \| loss (?P<loss>{F}) \|(?:[^\n]*? \| wps (?P<tokens_s>{F}))?"
+       rf"(?:[^\n]*? \| ups (?P<it_s>{F}))?[^\n]*? \| num_updates (?P<step>\d+)", ("num_updates",), epoch_base=1),
+    _p("fairseq-inner", rf"epoch (?P<epoch>\d+): +\d+ / \d+ loss=(?P<loss>{F}),(?:[^\n]*? wps=(?P<tokens_s>{F}),)?"
+       rf"(?:[^\n]*? ups=(?P<it_s>{F}),)?[^\n]*? num_updates=(?P<step>\d+)", ("num_updates",), epoch_base=1),
+    # timm
+    _p("timm", rf"^Train: (?P<epoch>\d+) \[ *(?P<step>\d+)/(?P<total_steps>\d+) \( *\d+%\)\] +Loss: +(?P<loss>{F})"
+       rf"(?: \([^)]*\))? +Time: (?P<s_it>{F})s, +(?P<samples_s>{F})/s", ("train:",)),
+    # nanoGPT-style prints
+    _p("nanogpt", rf"^iter (?P<step>\d+): loss (?P<loss>{F}), time (?P<ms_it>{F}) ?ms", ("iter ",)),
+    # torchtitan
+    _p("torchtitan", rf"step: +(?P<step>\d+) +loss: +(?P<loss>{F}) +(?:grad_norm: +{F} +)?memory: +{F} ?GiB\({F}%\)"
+       rf" +tps: +(?P<tokens_s>{F})", ("tps:",)),
+    # configuration lines that give totals
+    _p("hf-total-steps", r"^ *Total optimization steps = (?P<total_steps>[\d,]+)", ("total optimization steps",)),
+    _p("hf-num-epochs", r"^ *Num Epochs = (?P<total_epochs>[\d,]+)", ("num epochs",)),
+    _p("config-max-steps", r"\b(?:max_steps|max_iters|max_update|train_iters|total_steps|training_steps)['\"]?"
+       r"(?::|=| =) ?(?P<total_steps>\d+)", ("max_", "train_iters", "total_steps", "training_steps")),
+    _p("total-steps-text", r"\btotal steps:? (?P<total_steps>\d+)", ("total steps",)),
+    _p("scheduled-epochs", r"^Scheduled epochs: (?P<total_epochs>\d+)", ("scheduled epochs",)),
+    _p("config-max-epochs", r"\b(?:max_epochs|num_train_epochs|max_epoch|epochs)['\"]?(?::|=| =) ?(?P<total_epochs>\d+)\b",
+       ("epoch",)),
+    # generic custom prints: `step 120/4000 | loss 2.31 | 0.51s/it`, `Epoch 3/10`
+    _p("custom-step-loss", rf"\b(?:global_step|step|iter|iteration|it)\b[ :=#]*(?P<step>\d+)(?: ?(?:/|of) ?"
+       rf"(?P<total_steps>\d+))?[ ,|;\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it"),
+       ignore_case=True),
+    _p("custom-epoch", r"\bepoch[ :]+(?P<epoch>\d+) ?(?:/|of) ?(?P<total_epochs>\d+)\b", ("epoch",),
+       ignore_case=True),
+]
+
+OTHER_RULES: list[Rule] = [
+    Rule("done", r"Training completed|`Trainer\.fit` stopped|\{'train_runtime': |[Tt]raining (?:is )?(?:done|finished"
+         r"|complete)\b|[Ee]xiting training loop|[Dd]one training|after training is done", "done",
+         ("training", "trainer.fit", "train_runtime", "exiting", "done")),
+]
+
+
+def builtin_rules() -> list[Rule]:
+    """The built-in rule list in matching order."""
+    return [*BENIGN_RULES, *ERROR_RULES, *PAUSE_RULES, *PROGRESS_RULES, *OTHER_RULES]
+
+
+KNOWN_ERROR_LINES: tuple[str, ...] = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB",
+    "RuntimeError: CUDA error: out of memory",
+    "[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1234, "
+    "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600123 milliseconds before timing out.",
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+    "unhandled system error, NCCL version 2.18.1",
+    "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store "
+    "by key '0', but store->get('0') got error: Connection reset by peer",
+    "RuntimeError: DataLoader worker (pid 12345) is killed by signal: Bus error. It is possible that dataloader's "
+    "workers are out of shared memory.",
+    "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+    "Fatal Python error: Segmentation fault",
+    "Segmentation fault (core dumped)",
+    "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",
+    "NVRM: Xid (PCI:0000:86:00): 48, pid=2301, An uncorrectable double bit error (DBE) has been detected on GPU",
+    "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+    "slurmstepd: error: *** JOB 123456 ON node017 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME LIMIT ***",
+    "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234.0. Some of your processes may have been killed "
+    "by the cgroup out-of-memory handler.",
+    "Out of memory: Killed process 4242 (python) total-vm:123456kB, anon-rss:98765kB",
+    "FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding.",
+    "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+    "ModuleNotFoundError: No module named 'flash_attn'",
+    "FileNotFoundError: [Errno 2] No such file or directory: '/data/train.jsonl'",
+    "train.py: error: unrecognized arguments: --lr_schedule cosine",
+    "WARNING:torch.distributed.elastic.agent.server.api:Received Signals.SIGTERM death signal, shutting down workers",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+    "terminate called after throwing an instance of 'c10::DistBackendError'",
+)
+"""A corpus of real-shaped failure lines: a learned non-error rule must match none of them."""
+
+
+class RuleSet:
+    """An ordered rule list with the matching machinery (most-recently-used first, then needles)."""
+
+    def __init__(self, rules: Sequence[Rule], mru_size: int = 3) -> None:
+        self.rules: list[Rule] = list(rules)
+        self._mru: list[Rule] = []
+        self._mru_size = mru_size
+        # Only non-error rules may be tried out of order: an error line must still see the benign look-alikes.
+        self._mru_ok = {id(r) for r in self.rules if not r.kind.startswith("error:") and r.name not in
+                        {b.name for b in BENIGN_RULES if b.name != "nccl-info"}}
+
+    def add(self, rule: Rule, first: bool = True) -> None:
+        """Add a learned rule: first in the list (it was made for lines nothing else matched)."""
+        if first:
+            # after the benign look-alikes, before everything else
+            idx = sum(1 for r in self.rules if r.name in {b.name for b in BENIGN_RULES})
+            self.rules.insert(idx, rule)
+        else:
+            self.rules.append(rule)
+        if not rule.kind.startswith("error:"):
+            self._mru_ok.add(id(rule))
+
+    def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
+        low = text.lower()
+        for r in self._mru:
+            nd = r.needles
+            if nd:
+                for n in nd:
+                    if n in low:
+                        break
+                else:
+                    continue
+            m = r.regex.search(text)
+            if m is not None:
+                return r, m
+        for r in self.rules:
+            nd = r.needles
+            if nd:
+                for n in nd:
+                    if n in low:
+                        break
+                else:
+                    continue
+            m = r.regex.search(text)
+            if m is not None:
+                if id(r) in self._mru_ok and r.kind == "progress":
+                    mru = self._mru
+                    if r in mru:
+                        mru.remove(r)
+                    mru.insert(0, r)
+                    del mru[self._mru_size:]
+                return r, m
+        return None, None
