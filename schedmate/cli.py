@@ -28,6 +28,7 @@ _REGISTRARS = (
     "schedmate.codeprof.cli",
     "schedmate.logmon.cli",
     "schedmate.evaluation",
+    "schedmate.demo",
 )
 for _module in _REGISTRARS:
     try:
