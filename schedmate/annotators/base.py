@@ -8,9 +8,14 @@ follow a running job (log monitor) may update the annotation through `on_progres
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING
 
 from schedmate.registry import Registry
 from schedmate.records import Annotation, Job
+
+if TYPE_CHECKING:
+    from schedmate.sim.engine import Simulator
+    from schedmate.sim.state import JobState
 
 
 class Annotator(ABC):
@@ -22,6 +27,14 @@ class Annotator(ABC):
 
     def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
         """A job ended at `now` after running `runtime_s` seconds of wall time."""
+
+    monitor_interval_s: float | None = None
+    """If set, the engine calls `on_running` for every running job at this period (log monitoring)."""
+
+    def on_running(self, sim: "Simulator", js: "JobState", now: float) -> Annotation | None:
+        """A running job, every `monitor_interval_s`: return an updated annotation, or None for no change.
+        May end the job through `sim.terminate(js, now)` or requeue it through `sim.preempt(js, now)`."""
+        return None
 
     def reset(self, seed: int) -> None:
         """Called once before a replay."""

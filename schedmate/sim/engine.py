@@ -28,7 +28,7 @@ from schedmate.sim.state import ClusterState, JobState, Placement, Status
 if TYPE_CHECKING:
     from schedmate.annotators.base import Annotator
 
-ARRIVAL, FINISH, KEY_CHANGE, WAKE, TICK = 0, 1, 2, 3, 4
+ARRIVAL, FINISH, KEY_CHANGE, WAKE, TICK, MONITOR = 0, 1, 2, 3, 4, 5
 
 
 @dataclass
@@ -137,6 +137,15 @@ class Simulator:
                 if js.status is Status.waiting and js.extra.get("_wake") == t:
                     js.extra.pop("_wake", None)
                     self._dirty = True
+            elif kind == MONITOR:
+                js = self.jobs[idx]
+                if js.status is Status.running and version == js.extra.get("_run"):
+                    self._advance(js, t)
+                    update = self.annotator.on_running(self, js, t)
+                    if update is not None and js.status is not Status.done:
+                        self.update_annotation(js, update, t)
+                    if js.status is Status.running and version == js.extra.get("_run"):
+                        self.push(t + self.annotator.monitor_interval_s, MONITOR, idx, version)
             elif kind == TICK:
                 if finished < total:
                     if sched.on_tick is not None:
@@ -262,6 +271,10 @@ class Simulator:
         self._add_running_class(js, t)
         self._add_running_end(js, t)
         self._announce_key_change(js, t)
+        interval = self.annotator.monitor_interval_s
+        if interval:
+            run = js.extra["_run"] = js.extra.get("_run", 0) + 1  # identifies this attempt
+            self.push(t + interval, MONITOR, js.idx, run)
 
     def _add_running_end(self, js: JobState, t: float) -> None:
         r = predicted_remaining(js, t)

@@ -1,0 +1,46 @@
+"""Annotators that follow running jobs (log monitors) update annotations and can end dead jobs."""
+
+from pytest import approx
+
+from helpers import cluster, ends, job
+from schedmate.annotators.builtin import NoAnnotator
+from schedmate.policies import build_scheduler
+from schedmate.records import Annotation, DurationEstimate
+from schedmate.sim.engine import ReplayConfig, Simulator
+
+
+class HangWatcher(NoAnnotator):
+    """Ends a job at the first look after it stopped progressing; reports remaining time otherwise."""
+
+    monitor_interval_s = 60.0
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def on_running(self, sim, js, now):
+        self.looks += 1
+        onset = js.job.hang_onset_s
+        if onset is not None and js.work_done >= onset:
+            sim.terminate(js, now, reason="signal")
+            return None
+        return Annotation(job_id=js.job.id, made_at=now, predicted_remaining_s=js.work_total - js.work_done,
+                          predicted_duration=DurationEstimate.point(js.work_total))
+
+
+def test_a_hung_job_is_ended_at_the_first_look_after_its_hang_instead_of_at_its_trace_end():
+    """The trace says the job ran 1,000 s, but it hung after 130 s: looks at 60, 120, 180 -> ended at 180."""
+    hung = job("h", 0, 1, 1000, hang_onset_s=130)
+    watcher = HangWatcher()
+    sim = Simulator([hung, job("next", 10, 1, 50)], cluster(1, 1), build_scheduler("fifo"), watcher,
+                    ReplayConfig(audit=True)).run()
+    assert ends(sim) == {"h": approx(180), "next": approx(230)}
+    assert sim.jobs[0].ended_by == "signal"
+    assert watcher.looks == 3
+
+
+def test_monitoring_updates_do_not_change_a_healthy_jobs_end():
+    watcher = HangWatcher()
+    sim = Simulator([job("ok", 0, 1, 300)], cluster(1, 1), build_scheduler("srtf"), watcher, ReplayConfig()).run()
+    assert ends(sim) == {"ok": approx(300)}
+    assert watcher.looks == 4  # 60, 120, 180, 240
+    assert sim.jobs[0].annotation.predicted_remaining_s == approx(60)
