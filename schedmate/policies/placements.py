@@ -75,7 +75,8 @@ def consolidated(gpus: int, cluster: ClusterState, free: list[int]) -> Placement
             return None
         return best_fit_single_node(gpus, free)
     target = min_nodes_needed(gpus, cluster)
-    if sum(heapq.nlargest(target, free)) < gpus:
+    top = cluster.top_free_sum(target) if live else sum(heapq.nlargest(target, free))
+    if top < gpus:
         return None
     best: Placement | None = None
     for rack in sorted(cluster.nodes_in_rack):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -364,6 +363,8 @@ class Simulator:
                 # GPUs only get scarcer during a pass: no job of this size can start any more.
                 scan.drop(g)
                 if not order.blocking or reservation is not None:
+                    if note_unplaced is not None:  # its first job still counts as unplaced (e.g. to age a reservation)
+                        note_unplaced(js, cluster, t)
                     continue
             if reservation is not None:
                 backfill_budget -= 1

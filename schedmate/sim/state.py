@@ -95,6 +95,19 @@ class ClusterState:
         for f in self.free:
             self.nodes_with_free[f] += 1
 
+    def top_free_sum(self, k: int) -> int:
+        """Free GPUs on the k nodes with the most free GPUs (from the counts, without sorting)."""
+        total, counts = 0, self.nodes_with_free
+        for f in range(len(counts) - 1, 0, -1):
+            c = counts[f]
+            if c:
+                take = c if c < k else k
+                total += take * f
+                k -= take
+                if k == 0:
+                    break
+        return total
+
     def fits_on_one_node(self, gpus: int) -> bool:
         counts = self.nodes_with_free
         return any(counts[k] for k in range(gpus, len(counts)))
