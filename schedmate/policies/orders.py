@@ -75,7 +75,8 @@ class Tiresias(QueueOrder):
     each time its attained service crosses a threshold; lower queues run only when higher ones are
     served; inside a queue, jobs go in submission order. A waiting job preempts running jobs of
     lower queues. Starvation guard: a job that has waited `starvation_factor` times its executed
-    time (and at least `starvation_min_s`) is promoted back to queue 0. Tiresias needs no duration
+    time (and at least `starvation_min_s`) is promoted back to queue 0, where its service counts
+    afresh. Tiresias needs no duration
     estimates: it ignores annotations.
 
     Defaults: two queues split at 3,600 GPU-seconds (the paper finds two queues enough; the
@@ -93,13 +94,19 @@ class Tiresias(QueueOrder):
         self.starvation_factor = starvation_factor
         self.starvation_min_s = starvation_min_s
 
+    def _service(self, js: JobState, now: float) -> float:
+        # A job promoted for starvation starts counting its service afresh (it keeps queue 0 for a
+        # full first-queue quantum instead of being demoted, and preempted, right after it starts).
+        return js.attained_service(now) - js.extra.get("tiresias_base", 0.0)
+
     def level(self, js: JobState, now: float) -> int:
-        service = js.attained_service(now)
+        service = self._service(js, now)
         lvl = 0
         for t in self.thresholds:
             if service >= t:
                 lvl += 1
         if js.status is not Status.running and lvl > 0 and self._starved(js, now):
+            js.extra["tiresias_base"] = js.attained_service(now)  # promotion
             return 0
         return lvl
 
@@ -117,7 +124,7 @@ class Tiresias(QueueOrder):
 
     def next_key_change(self, js: JobState, now: float) -> float | None:
         if js.status is Status.running:
-            service = js.attained_service(now)
+            service = self._service(js, now)
             for t in self.thresholds:
                 if service < t:
                     return now + (t - service) / max(1, js.job.num_gpus)
