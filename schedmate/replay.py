@@ -145,7 +145,7 @@ def _replay_command(
     placement: Annotated[
         str | None, typer.Option(help="Placement override: consolidate|scatter|random|delay (default: the policy's).")
     ] = None,
-    annotator: Annotated[str, typer.Option(help="Annotator: none|oracle|history|history-hashed|helios|lucid|lastk|requested.")] = "none",
+    annotator: Annotated[str, typer.Option(help="Annotator: none|oracle|history|helios|lucid|lastk|requested.")] = "none",
     cluster: Annotated[str, typer.Option(help="Cluster SPEC (see above).")] = "64",
     network: Annotated[str, typer.Option(help="ideal | congested | congested:R")] = "congested",
     seed: Annotated[int, typer.Option(help="Seed for synthetic traces, workload assignment and random choices.")] = 0,
