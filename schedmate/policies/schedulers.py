@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from schedmate.policies import delay as _delay  # registers fifo-nb, delay, network
 from schedmate.policies.base import ORDERS, PLACEMENTS, PREEMPTIONS
 from schedmate.registry import Registry
 from schedmate.policies.base import Scheduler
@@ -21,6 +22,7 @@ _DEFAULTS: dict[str, tuple[str, str | None]] = {
     "srtf": ("srtf", "priority"),
     "qssf": ("qssf", None),
     "tiresias": ("tiresias", "priority"),
+    "fifo-nb": ("fifo-nb", None),
 }
 
 
@@ -44,3 +46,40 @@ for _name, (_order, _pre) in _DEFAULTS.items():
 
 def build_scheduler(policy: str, placement: str | None = None, **options: object) -> Scheduler:
     return SCHEDULERS.create(policy, placement=placement, **options)
+
+
+def _delay_factory(tuned: bool) -> Callable[..., Scheduler]:
+    def make(
+        placement: str | None = None,
+        order: str = "fifo-nb",
+        config: _delay.DelayConfig | None = None,
+        preemption: _delay.NetworkPreemptionConfig | None | bool = True,
+        tuner: object | None = None,
+        **_: object,
+    ) -> Scheduler:
+        """Delay scheduling (see `schedmate.policies.delay`): non-blocking FIFO by default, `network`
+        preemption (pass preemption=False to turn it off), fixed timers or the auto-tuner."""
+        pre_cfg = None
+        if preemption is True:
+            pre_cfg = _delay.NetworkPreemptionConfig()
+        elif preemption:
+            pre_cfg = preemption  # type: ignore[assignment]
+        q, place, pre = _delay.delay_parts(
+            _delay.DelaySetup(config=config or _delay.DelayConfig(), preemption=pre_cfg, order=order))
+        name = "delay-tuned" if tuned else "delay"
+        placement_obj = place if placement in (None, "delay") else PLACEMENTS.create(placement)
+        sched = Scheduler(order=q, placement=placement_obj, preemption=pre, name=f"{name}+{order}")
+        if tuned:
+            from schedmate.policies.tuner import DelayTuner, TunerConfig
+
+            cfg = tuner if isinstance(tuner, TunerConfig) else TunerConfig()
+            hook = DelayTuner(place.timers, cfg)
+            sched.tick_s = cfg.period_s
+            sched.on_tick = hook
+        return sched
+
+    return make
+
+
+SCHEDULERS["delay"] = _delay_factory(False)
+SCHEDULERS["delay-tuned"] = _delay_factory(True)

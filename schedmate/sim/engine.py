@@ -146,7 +146,9 @@ class Simulator:
                     if js.status is Status.running and version == js.extra.get("_run"):
                         self.push(t + self.annotator.monitor_interval_s, MONITOR, idx, version)
             elif kind == TICK:
-                if finished < total:
+                # `heap`: zero-length jobs end on arrival without a FINISH, so `finished` may never
+                # reach `total`; with nothing else left to happen the ticks stop too.
+                if finished < total and heap:
                     if sched.on_tick is not None:
                         sched.on_tick(self, t)
                     self._dirty = True

@@ -1,0 +1,201 @@
+"""Delay scheduling experiment: delay (fixed / tuned) vs consolidate vs scatter (and random).
+
+    .venv/bin/python -m eval.delay.run --out eval/delay/results
+
+Every policy uses the same queue order (`fifo-nb`: submission order, non-blocking), so only the
+placement (and, for delay, its preemption and tuner) differs. Workloads, on a 256-GPU cluster
+(32 nodes x 8 GPUs, 16 nodes a rack):
+
+* `philly`: `derived:philly:800:0:0.45` (real Philly arrivals, GPU counts and durations; arrivals
+  stretched x 1/0.45 so the offered load sum(GPUs x duration) / (256 x arrival span) is about 0.9).
+* `helios`: `synth:helios:3000:0` with `target_load=0.9, cluster_gpus=256, max_gpus=64`.
+
+Jobs get catalogue workload classes (`replay.assign_workloads`, seeded), i.e. the catalogue's mix of
+sensitive and insensitive models. Networks `ideal`, `congested:4`, `congested:8`; annotators `none`
+(sensitivity unknown: every job alike) and `oracle`. Outputs: results.csv, results.md, one PNG per
+workload x annotator (makespan, average JCT, p99 JCT, communication overhead per network), and
+tuner_log.csv (the tuned timers over time).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from schedmate.policies import build_scheduler
+from schedmate.policies.base import Scheduler
+from schedmate.policies.tuner import TunerConfig
+from schedmate.replay import replay
+from schedmate.traces import load_trace
+
+CLUSTER = "256"
+NETWORKS = ("ideal", "congested:4", "congested:8")
+ANNOTATORS = ("none", "oracle")
+POLICIES = ("consolidate", "scatter", "random", "delay", "delay-tuned")
+
+
+def workloads(quick: bool) -> dict[str, list]:
+    n_philly, n_helios = (300, 1000) if quick else (800, 3000)
+    return {
+        "philly": load_trace(f"derived:philly:{n_philly}:0:0.45").jobs,
+        "helios": load_trace(f"synth:helios:{n_helios}:0", target_load=0.9, cluster_gpus=256, max_gpus=64).jobs,
+    }
+
+
+def offered_load(jobs: list, gpus: int = 256) -> float:
+    span = max(j.submit_time for j in jobs) - min(j.submit_time for j in jobs)
+    return sum(j.num_gpus * j.duration_s for j in jobs) / (gpus * span) if span > 0 else float("nan")
+
+
+def scheduler(policy: str) -> Scheduler:
+    if policy.startswith("delay"):
+        return build_scheduler(policy, tuner=TunerConfig())
+    return build_scheduler("fifo-nb", policy)
+
+
+def run_all(quick: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows, logs = [], []
+    wl = workloads(quick)
+    for wname, jobs in wl.items():
+        for net in NETWORKS:
+            for ann in ANNOTATORS:
+                for pol in POLICIES:
+                    sched = scheduler(pol)
+                    t0 = time.perf_counter()
+                    res = replay(jobs, scheduler=sched, annotator=ann, cluster=CLUSTER, network=net, seed=0)
+                    s = res.summary
+                    tuner = sched.on_tick
+                    row = {
+                        "workload": wname, "network": net, "annotator": ann, "policy": pol, "jobs": s.jobs,
+                        "offered_load": round(offered_load(jobs), 3),
+                        "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
+                        "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
+                        "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "gpu_util": s.gpu_utilization,
+                        "preemptions": s.preemptions, "unfinished": s.unfinished,
+                        "spread_jobs": int((res.jobs["max_nodes"] > 1).sum()),
+                        "wall_s": s.wall_s,
+                        "tuner_s": getattr(tuner, "wall_s", 0.0),
+                        "tuner_share": getattr(tuner, "wall_s", 0.0) / s.wall_s if tuner else 0.0,
+                        "tuner_runs": getattr(tuner, "forward_runs", 0),
+                    }
+                    if pol.startswith("delay"):
+                        lv = sched.placement.levels
+                        row.update(placed_L0=lv[0], placed_L1=lv[1], placed_L2=lv[2])
+                    rows.append(row)
+                    for e in res.sim.log:
+                        if e.get("event") == "delay_tuner":
+                            logs.append({"workload": wname, "network": net, "annotator": ann, **e})
+                    typer.echo(f"{wname:6s} {net:12s} {ann:6s} {pol:12s} makespan {row['makespan_h']:8.1f} h  "
+                               f"avg JCT {row['avg_jct_h']:7.2f} h  comm {row['comm_overhead_gpu_h']:9.0f} GPU-h  "
+                               f"wall {time.perf_counter() - t0:5.2f} s")
+    return pd.DataFrame(rows), pd.DataFrame(logs)
+
+
+def relative(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (workload, network, annotator): each policy's change vs consolidate and vs scatter."""
+    keys = ["workload", "network", "annotator"]
+    ms = ["makespan_h", "avg_jct_h", "p99_jct_h"]
+    base = df[df.policy == "consolidate"][keys + ms].rename(columns={m: f"{m}_cons" for m in ms})
+    scat = df[df.policy == "scatter"][keys + ["comm_overhead_gpu_h"]].rename(
+        columns={"comm_overhead_gpu_h": "comm_scatter"})
+    out = df.merge(base, on=keys).merge(scat, on=keys)
+    for m in ms:
+        out[f"{m[:-2]}_vs_consolidate_pct"] = 100 * (out[m] / out[f"{m}_cons"] - 1)
+    out["comm_vs_scatter_pct"] = 100 * (out["comm_overhead_gpu_h"] / out["comm_scatter"] - 1)
+    return out.drop(columns=[f"{m}_cons" for m in ms] + ["comm_scatter"])
+
+
+def plots(df: pd.DataFrame, out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    written = []
+    metrics = [("makespan_h", "makespan (h)"), ("avg_jct_h", "average JCT (h)"), ("p99_jct_h", "p99 JCT (h)"),
+               ("comm_overhead_gpu_h", "comm. overhead (GPU-h)")]
+    for (wname, ann), g in df.groupby(["workload", "annotator"]):
+        fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+        x = np.arange(len(NETWORKS))
+        width = 0.8 / len(POLICIES)
+        for ax, (m, label) in zip(axes, metrics):
+            for k, pol in enumerate(POLICIES):
+                vals = [g[(g.network == n) & (g.policy == pol)][m].iloc[0] for n in NETWORKS]
+                ax.bar(x + (k - (len(POLICIES) - 1) / 2) * width, vals, width, label=pol)
+            ax.set_xticks(x, NETWORKS)
+            ax.set_title(label)
+            ax.set_yscale("symlog" if m == "comm_overhead_gpu_h" else "log")
+        axes[0].legend(fontsize=7)
+        fig.suptitle(f"{wname} / annotator {ann} / 256 GPUs / order fifo-nb")
+        fig.tight_layout()
+        p = out / f"{wname}_{ann}.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        written.append(p)
+    return written
+
+
+def markdown(rel: pd.DataFrame) -> str:
+    cols = ["workload", "network", "annotator", "policy", "makespan_h", "avg_jct_h", "p99_jct_h",
+            "comm_overhead_gpu_h", "preemptions", "spread_jobs", "makespan_vs_consolidate_pct",
+            "avg_jct_vs_consolidate_pct", "comm_vs_scatter_pct", "tuner_share"]
+    t = rel[cols].copy()
+    for c in ("makespan_h", "avg_jct_h", "p99_jct_h"):
+        t[c] = t[c].map(lambda v: f"{v:.1f}" if v >= 10 else f"{v:.2f}")
+    t["comm_overhead_gpu_h"] = t["comm_overhead_gpu_h"].map(lambda v: f"{v:,.0f}")
+    for c in ("makespan_vs_consolidate_pct", "avg_jct_vs_consolidate_pct", "comm_vs_scatter_pct"):
+        t[c] = t[c].map(lambda v: f"{v:+.1f}")
+    t["tuner_share"] = t["tuner_share"].map(lambda v: f"{100 * v:.0f}%" if v else "")
+    header = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
+    return header + "\n".join("| " + " | ".join(str(v) for v in r) + " |" for r in t.itertuples(index=False)) + "\n"
+
+
+SWEEP_COMPRESS = (0.45, 1.0, 2.0, 5.0)
+
+
+def load_sweep(out: Path) -> pd.DataFrame:
+    """Philly-derived workload at several load levels (arrivals compressed more), congested:4, fixed delay."""
+    rows = []
+    for c in SWEEP_COMPRESS:
+        jobs = load_trace(f"derived:philly:800:0:{c}").jobs
+        for ann in ANNOTATORS:
+            for pol in ("consolidate", "scatter", "delay"):
+                s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=CLUSTER, network="congested:4").summary
+                rows.append({"compress": c, "offered_load": round(offered_load(jobs), 2), "annotator": ann,
+                             "policy": pol, "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
+                             "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
+                             "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "preemptions": s.preemptions})
+                typer.echo(f"sweep compress {c} {ann} {pol}: avg JCT {rows[-1]['avg_jct_h']:.2f} h")
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "load_sweep.csv", index=False)
+    return df
+
+
+def main(
+    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("eval/delay/results"),
+    quick: Annotated[bool, typer.Option(help="Small workloads (smoke run).")] = False,
+    sweep: Annotated[bool, typer.Option(help="Also run the Philly load sweep (load_sweep.csv).")] = True,
+) -> None:
+    """Run the delay-scheduling comparison and write results.csv, results.md, plots and tuner_log.csv."""
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    if sweep and not quick:
+        load_sweep(out)
+    df, logs = run_all(quick, out)
+    df.to_csv(out / "raw.csv", index=False)
+    rel = relative(df)
+    rel.to_csv(out / "results.csv", index=False)
+    (out / "results.md").write_text(markdown(rel))
+    if len(logs):
+        logs.to_csv(out / "tuner_log.csv", index=False)
+    plots(df, out)
+    typer.echo(f"wrote {out}/results.csv, results.md, plots, tuner_log.csv in {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    typer.run(main)

@@ -1,0 +1,379 @@
+"""Network-sensitive delay scheduling over locality levels, with network-sensitive preemption.
+
+Levels (best first), from the helpers in `placements`:
+
+* **L0** `consolidated`: one node, or the fewest nodes when the job is bigger than a node.
+* **L1** `within_one_rack`: all GPUs inside one rack (fewest nodes there).
+* **L2** `anywhere`: fewest nodes over the whole cluster.
+
+A job takes L0 whenever L0 is free. Otherwise it may take L1 once it has waited `W_node` and L2
+once it has waited `W_rack` (cumulative, W_rack >= W_node). Waits count from `js.eligible_since`
+(submission, or the last preemption) and are never reset by other jobs' launches (the pitfall of
+Spark's per-stage delay scheduling). A job held back by a timer gets `Wait(until=next expiry)`, so
+the jobs behind it in the queue may go.
+
+**Timers from the predicted sensitivity** (`Annotation.network_sensitivity` = s in [0, 1], else
+derived from `Annotation.spread_slowdown`; unknown -> `default_sensitivity`, so every job is treated
+alike when no annotator says anything). With `x(s) = slowdown(s) - 1` (the extra time factor a spread
+job pays on an uncontended network, `records.slowdown_from_sensitivity`) and `D` the predicted duration
+(`Annotation.predicted_duration.p50`, else `assumed_duration_s`):
+
+    s <  insensitive_below   ->  W_node = W_rack = 0      (never waits: best level available now)
+    otherwise                ->  W_node = min(age_cap_s, node_factor[c] * x(s) * D)
+                                 W_rack = min(age_cap_s, max(W_node, rack_factor[c] * x(s) * D))
+
+i.e. a job waits for locality in proportion to the extra time spreading would cost it (the
+ski-rental rule: with factor 1, waiting then spreading never costs more than twice the better
+choice on an uncontended network). The defaults (node 2, rack 4, age cap 7 days) are above 1
+because congestion multiplies the spread cost; they were chosen on the Philly-derived experiment
+(`eval/delay`, see its README) and are documented there as tuned on it. `node_factor[c]`/`rack_factor[c]` are per sensitivity class `c` (`unknown`, `low` < 0.1,
+`mid` [0.1, 0.5), `high` [0.5, 1]); the fixed policy uses the configured factors for every class, the
+auto-tuner (`schedmate.policies.tuner`) sets them per class.
+
+**Starvation guard** (reservation): a job that has waited `age_cap_s` may go anywhere (its timers are
+capped there), and when it still does not fit, the oldest such job reserves its GPU count: the other
+jobs may only use the free GPUs beyond it, so the free count grows until it fits. While a reservation
+is held the policy is not `monotone` (the reserved job may fit where a smaller job did not).
+
+**Monotone**: without a reservation, `place` returns None only when fewer GPUs are free than the job
+asks for (L2 fails), so no bigger job could be placed either: `monotone` is True then. A job held back
+by a timer returns `Wait`, never None.
+
+**Preemption** (`NetworkPreemption`, registered `network`): a sensitive job (s >= `sensitive_from`)
+whose node timer has run out, and that would be spread (L1/L2) or cannot be placed at all, may stop
+running jobs that are lower priority in the queue order (a larger order key) and insensitive
+(s < `victim_below`) to free a consolidated (L0) slot; victims lose `ReplayConfig.restart_cost_s` of
+progress and requeue. A job is never preempted within `min_interval_s` of its last preemption nor
+before it has run `min_interval_s` since its last start (no thrashing). Among the nodes where this
+works, the one that stops the fewest GPUs wins (then the fewest victims, then the lowest index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from schedmate.policies.base import (
+    ORDERS,
+    PLACEMENTS,
+    PREEMPTIONS,
+    Decision,
+    PlacementPolicy,
+    PreemptionPolicy,
+    QueueOrder,
+    Wait,
+)
+from schedmate.policies.estimates import predicted_duration
+from schedmate.policies.placements import anywhere, consolidated, min_nodes_needed, within_one_rack
+from schedmate.records import sensitivity_from_slowdown, slowdown_from_sensitivity
+from schedmate.sim.state import ClusterState, JobState, Placement, Status
+
+CLASSES = ("unknown", "low", "mid", "high")
+CREDIT_KEY = "delay:credit"
+"""`js.extra[CREDIT_KEY]`: seconds already waited before this simulation (forward simulations)."""
+
+
+@ORDERS.register("fifo-nb")
+class NonBlockingFIFO(QueueOrder):
+    """Submission order, non-blocking: a job that cannot be placed (or is told to wait) lets the jobs
+    behind it go. Reads no annotation. The default order of the `delay` scheduler, and the order of
+    the consolidate / scatter baselines it is compared with."""
+
+    name = "fifo-nb"
+
+    def key(self, js: JobState, now: float) -> tuple[float, ...]:
+        return (js.job.submit_time,)
+
+
+@dataclass
+class DelayConfig:
+    node_factor: float = 2.0
+    """W_node as a share of the predicted extra spread time x(s) * D."""
+    rack_factor: float = 4.0
+    """W_rack (cumulative from eligibility) as a share of x(s) * D; kept >= W_node."""
+    insensitive_below: float = 0.1
+    default_sensitivity: float = 0.5
+    """Sensitivity assumed when the annotation gives none (every job alike)."""
+    assumed_duration_s: float = 3600.0
+    """D for a job without a duration estimate."""
+    age_cap_s: float = 7 * 24 * 3600.0
+    """Starvation guard: after this wait a job may go anywhere and reserves GPUs if it still does not fit."""
+
+    def __post_init__(self) -> None:
+        if min(self.node_factor, self.rack_factor, self.age_cap_s, self.assumed_duration_s) < 0:
+            raise ValueError("delay timers must be >= 0")
+        if not 0.0 <= self.default_sensitivity <= 1.0:
+            raise ValueError("default_sensitivity must be in [0, 1]")
+
+
+class DelayTimers:
+    """The timer function shared by the delay placement, the network preemption and the tuner."""
+
+    def __init__(self, config: DelayConfig | None = None) -> None:
+        self.config = config or DelayConfig()
+        self.per_class: dict[str, tuple[float, float]] = {}
+        """class -> (node_factor, rack_factor), overriding the config (set by the tuner)."""
+
+    def copy(self) -> DelayTimers:
+        t = DelayTimers(self.config)
+        t.per_class = dict(self.per_class)
+        return t
+
+    def sensitivity(self, js: JobState) -> float:
+        ann = js.annotation
+        if ann.network_sensitivity is not None:
+            return ann.network_sensitivity
+        if ann.spread_slowdown is not None:
+            return sensitivity_from_slowdown(ann.spread_slowdown)
+        return self.config.default_sensitivity
+
+    def klass(self, js: JobState) -> str:
+        ann = js.annotation
+        if ann.network_sensitivity is None and ann.spread_slowdown is None:
+            return "unknown"
+        s = self.sensitivity(js)
+        if s < self.config.insensitive_below:
+            return "low"
+        return "mid" if s < 0.5 else "high"
+
+    def scales(self, klass: str) -> tuple[float, float]:
+        """(node_factor, rack_factor) for a sensitivity class."""
+        cfg = self.config
+        return self.per_class.get(klass, (cfg.node_factor, cfg.rack_factor))
+
+    def timers(self, js: JobState) -> tuple[float, float]:
+        """(W_node, W_rack) in seconds from eligibility."""
+        cfg = self.config
+        s = self.sensitivity(js)
+        if s < cfg.insensitive_below:
+            return 0.0, 0.0
+        node_f, rack_f = self.scales(self.klass(js))
+        d = predicted_duration(js)
+        extra = (slowdown_from_sensitivity(s) - 1.0) * (cfg.assumed_duration_s if d is None else d)
+        w_node = min(cfg.age_cap_s, node_f * extra)
+        return w_node, min(cfg.age_cap_s, max(w_node, rack_f * extra))
+
+    def waited(self, js: JobState, now: float) -> float:
+        return now - js.eligible_since + js.extra.get(CREDIT_KEY, 0.0)
+
+
+@PLACEMENTS.register("delay")
+class DelayPlacement(PlacementPolicy):
+    """Delay scheduling over L0 (fewest nodes) / L1 (one rack) / L2 (anywhere); see the module doc."""
+
+    name = "delay"
+    tracks_unplaced = True
+
+    def __init__(self, config: DelayConfig | None = None, timers: DelayTimers | None = None) -> None:
+        self.timers = timers or DelayTimers(config)
+        self._reserved: JobState | None = None
+        self.levels = [0, 0, 0]
+        """Placements made at L0, L1, L2 (for reports)."""
+
+    @property
+    def monotone(self) -> bool:  # type: ignore[override]
+        return self._reserved is None
+
+    def reset(self, seed: int) -> None:
+        self._reserved = None
+        self.levels = [0, 0, 0]
+
+    # ---------------------------------------------------------------- starvation guard
+    def _aged(self, js: JobState, now: float) -> bool:
+        return self.timers.waited(js, now) >= self.timers.config.age_cap_s
+
+    def _held_for_others(self, js: JobState) -> int:
+        r = self._reserved
+        if r is None:
+            return 0
+        if r.status is not Status.waiting:
+            self._reserved = None
+            return 0
+        return 0 if r is js else r.num_gpus
+
+    def note_unplaced(self, js: JobState, cluster: ClusterState, now: float) -> None:
+        if not self._aged(js, now):
+            return
+        r = self._reserved
+        if r is None or r.status is not Status.waiting or (
+            self.timers.waited(js, now), -js.idx) > (self.timers.waited(r, now), -r.idx):
+            self._reserved = js
+
+    # ---------------------------------------------------------------- placement
+    def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
+        g = js.num_gpus
+        if g <= 0:
+            return ()
+        live = free is None
+        if live:
+            free = cluster.free
+            avail = cluster.total_free - self._held_for_others(js)
+        else:
+            avail = sum(free)
+        if avail < g:
+            return None
+        p = consolidated(g, cluster, free)
+        if p is not None:
+            return self._took(js, p, 0, live)
+        timers = self.timers
+        w_node, w_rack = timers.timers(js)
+        origin = js.eligible_since - js.extra.get(CREDIT_KEY, 0.0)
+        aged = now - origin >= timers.config.age_cap_s
+        node_deadline = origin + w_node
+        if aged or now >= node_deadline:
+            p = within_one_rack(g, cluster, free)
+            if p is not None:
+                return self._took(js, p, 1, live)
+            rack_deadline = origin + w_rack
+            if aged or now >= rack_deadline:
+                p = anywhere(g, cluster, free)
+                if p is not None:
+                    return self._took(js, p, 2, live)
+                return None  # unreachable while avail >= g; kept for safety
+            return Wait(until=rack_deadline)
+        return Wait(until=node_deadline)
+
+    def _took(self, js: JobState, p: Placement, level: int, live: bool) -> Placement:
+        if live:
+            self.levels[level] += 1
+            if self._reserved is js:
+                self._reserved = None
+        return p
+
+
+# -------------------------------------------------------------------------------------- preemption
+
+
+@dataclass
+class NetworkPreemptionConfig:
+    sensitive_from: float = 0.5
+    """Only jobs at least this sensitive preempt."""
+    victim_below: float = 0.2
+    """Only jobs less sensitive than this are preempted."""
+    min_interval_s: float = 1800.0
+    max_victims: int = 4
+
+
+@PREEMPTIONS.register("network")
+class NetworkPreemption(PreemptionPolicy):
+    """Stop lower-priority insensitive jobs to give a sensitive job whose node timer ran out an L0
+    slot; see the module doc."""
+
+    name = "network"
+    any_order = True
+
+    def __init__(self, timers: DelayTimers | None = None, config: NetworkPreemptionConfig | None = None) -> None:
+        self.timers = timers or DelayTimers()
+        self.config = config or NetworkPreemptionConfig()
+        self.count = 0
+
+    def eligible(self, victim: JobState, now: float) -> bool:
+        m = self.config.min_interval_s
+        return now - victim.last_preempted >= m and now - victim.last_start >= m
+
+    def wants(self, js: JobState, now: float) -> bool:
+        t = self.timers
+        if t.sensitivity(js) < self.config.sensitive_from:
+            return False
+        w_node, _ = t.timers(js)
+        return t.waited(js, now) >= w_node
+
+    def victims(self, js, running, cluster, placement, order, now):
+        return self._find(js, running, cluster, order, now)
+
+    def upgrade(self, js, proposed, running, cluster, placement, order, now):
+        if len(proposed) <= min_nodes_needed(js.num_gpus, cluster):
+            return None  # already consolidated
+        return self._find(js, running, cluster, order, now)
+
+    def _find(
+        self, js: JobState, running: Iterable[JobState], cluster: ClusterState, order: QueueOrder, now: float
+    ) -> tuple[list[JobState], Placement] | None:
+        cfg = self.config
+        mine = order.key(js, now)
+        cands = [
+            v for v in running
+            if v is not js and self.timers.sensitivity(v) < cfg.victim_below and self.eligible(v, now)
+            and order.key(v, now) > mine
+        ]
+        if not cands:
+            return None
+        g = js.num_gpus
+        free = cluster.free
+        on_node: dict[int, list[tuple[int, JobState]]] = {}
+        for v in cands:
+            for n, k in v.placement:
+                on_node.setdefault(n, []).append((k, v))
+        if g <= cluster.max_node_gpus:
+            best: tuple[tuple[int, int, int], list[JobState], int] | None = None
+            for n in sorted(on_node):
+                if cluster.capacity[n] < g:
+                    continue
+                need = g - free[n]
+                picked: list[JobState] = []
+                got = 0
+                # largest share on this node first (fewest victims), then the lowest priority
+                for k, v in sorted(on_node[n], key=lambda kv: (-kv[0], [-x for x in order.key(kv[1], now)], kv[1].idx)):
+                    if got >= need:
+                        break
+                    picked.append(v)
+                    got += k
+                if got < need or not picked or len(picked) > cfg.max_victims:
+                    continue
+                score = (sum(v.num_gpus for v in picked), len(picked), n)
+                if best is None or score < best[0]:
+                    best = (score, picked, n)
+            if best is None:
+                return None
+            self.count += 1
+            return best[1], ((best[2], g),)
+        # bigger than a node: take the nodes with the most (free + freeable) GPUs, rack by rack
+        target = min_nodes_needed(g, cluster)
+        for rack in sorted(cluster.nodes_in_rack):
+            nodes = cluster.nodes_in_rack[rack]
+            pot = sorted(nodes, key=lambda n: (-(free[n] + sum(k for k, _ in on_node.get(n, ()))), n))[:target]
+            hyp = list(free)
+            chosen: list[JobState] = []
+            for n in pot:
+                for _, v in sorted(on_node.get(n, ()), key=lambda kv: kv[1].idx):
+                    if v in chosen:
+                        continue
+                    chosen.append(v)
+                    for m, k in v.placement:
+                        hyp[m] += k
+            if not chosen or len(chosen) > cfg.max_victims:
+                continue
+            p = consolidated(g, cluster, hyp)
+            if p is None or len(p) > target:
+                continue
+            used = {n for n, _ in p}
+            needed = [v for v in chosen if any(n in used for n, _ in v.placement)]
+            self.count += 1
+            return needed, p
+        return None
+
+
+# -------------------------------------------------------------------------------------- factory
+
+
+@dataclass
+class DelaySetup:
+    """Everything the `delay` schedulers are built from (all optional)."""
+
+    config: DelayConfig = field(default_factory=DelayConfig)
+    preemption: NetworkPreemptionConfig | None = field(default_factory=NetworkPreemptionConfig)
+    order: str = "fifo-nb"
+
+
+def delay_parts(setup: DelaySetup | None = None) -> tuple[QueueOrder, DelayPlacement, NetworkPreemption | None]:
+    setup = setup or DelaySetup()
+    timers = DelayTimers(setup.config)
+    placement = DelayPlacement(timers=timers)
+    pre = NetworkPreemption(timers, setup.preemption) if setup.preemption is not None else None
+    return ORDERS.create(setup.order), placement, pre
+
+
+__all__ = [
+    "CLASSES", "CREDIT_KEY", "DelayConfig", "DelayPlacement", "DelaySetup", "DelayTimers", "NetworkPreemption",
+    "NetworkPreemptionConfig", "NonBlockingFIFO", "delay_parts",
+]

@@ -1,0 +1,209 @@
+"""Delay scheduling over locality levels, its starvation guard and network-sensitive preemption.
+
+Small literal clusters (`ClusterSpec.uniform`) and literal jobs; the `oracle` annotator gives each
+job its true sensitivity and duration, so the expected timers follow from the documented formula
+W = factor * (slowdown - 1) * duration.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from schedmate.annotators import ANNOTATORS
+from schedmate.policies import build_scheduler
+from schedmate.policies.delay import DelayConfig, DelayPlacement, NetworkPreemptionConfig
+from schedmate.records import ClusterSpec, Job, NetworkSpec
+from schedmate.sim.engine import ReplayConfig, Simulator
+from schedmate.sim.state import Status
+
+BIG = 10**7  # a duration that outlives every test
+
+
+def job(id: str, t: float, gpus: int, dur: float, slowdown: float = 1.0) -> Job:
+    return Job(id=id, user="u", submit_time=t, num_gpus=gpus, duration_s=dur, spread_slowdown=slowdown)
+
+
+def cluster(nodes: int, gpus: int, per_rack: int) -> ClusterSpec:
+    return ClusterSpec.uniform(nodes, gpus, per_rack, network=NetworkSpec.parse("ideal"))
+
+
+def run(jobs, spec, config: DelayConfig, preemption=False, annotator="oracle", restart_cost=60.0) -> Simulator:
+    sched = build_scheduler("delay", config=config, preemption=preemption)
+    sim = Simulator(jobs, spec, sched, ANNOTATORS.create(annotator), ReplayConfig(restart_cost_s=restart_cost))
+    return sim.run()
+
+
+def state(sim: Simulator, id: str):
+    return next(js for js in sim.jobs if js.job.id == id)
+
+
+# Three 4-GPU nodes each with a long 3-GPU blocker: one GPU free per node, so a 2-GPU job can only
+# be spread over two nodes.
+BLOCKERS = [job(f"b{i}", 0.0, 3, BIG) for i in range(3)]
+
+
+@pytest.mark.parametrize("slowdown", [1.0, 1.05, 1.2])  # sensitivity 0, 0.017, 0.067: all < 0.1
+@pytest.mark.parametrize("annotator", ["oracle", "none"])
+def test_an_insensitive_job_never_waits(slowdown, annotator):
+    # With `none` every job has the default sensitivity; set it insensitive to treat all alike so.
+    cfg = DelayConfig(node_factor=2.0, rack_factor=4.0, default_sensitivity=0.0)
+    sim = run([*BLOCKERS, job("x", 100.0, 2, 5000.0, slowdown)], cluster(3, 4, per_rack=1), cfg, annotator=annotator)
+    x = state(sim, "x")
+    assert x.first_start == 100.0
+    assert x.max_nodes == 2  # it went spread at once rather than wait for a node
+
+
+@pytest.mark.parametrize(
+    "slowdown, dur, per_rack, node_f, rack_f, expect_nodes, expect_wait",
+    [
+        # separate racks: no L1 exists, the job waits W_rack = rack_f * (s - 1) * D then goes anywhere
+        (4.0, 1000.0, 1, 0.5, 1.0, 2, 1.0 * 3.0 * 1000.0),
+        (2.5, 2000.0, 1, 0.5, 2.0, 2, 2.0 * 1.5 * 2000.0),
+        # one rack: L1 (inside the rack, two nodes) opens after W_node = node_f * (s - 1) * D
+        (4.0, 1000.0, 4, 0.5, 1.0, 2, 0.5 * 3.0 * 1000.0),
+        (3.0, 600.0, 4, 1.0, 3.0, 2, 1.0 * 2.0 * 600.0),
+    ],
+)
+def test_a_sensitive_job_waits_at_most_its_timers_then_goes_spread(
+    slowdown, dur, per_rack, node_f, rack_f, expect_nodes, expect_wait
+):
+    cfg = DelayConfig(node_factor=node_f, rack_factor=rack_f)
+    sim = run([*BLOCKERS, job("s", 100.0, 2, dur, slowdown)], cluster(3, 4, per_rack), cfg)
+    s = state(sim, "s")
+    assert s.first_start == pytest.approx(100.0 + expect_wait)
+    assert s.max_nodes == expect_nodes
+
+
+def test_a_sensitive_job_takes_a_node_as_soon_as_one_frees_before_its_timer():
+    cfg = DelayConfig(node_factor=1.0, rack_factor=2.0)
+    jobs = [job("b0", 0.0, 3, 500.0), job("b1", 0.0, 3, BIG), job("b2", 0.0, 3, BIG), job("s", 100.0, 2, 1000.0, 4.0)]
+    sim = run(jobs, cluster(3, 4, per_rack=1), cfg)
+    s = state(sim, "s")
+    assert s.first_start == 500.0 and s.max_nodes == 1
+
+
+@pytest.mark.parametrize("others", [0, 1, 5])
+def test_the_wait_is_measured_from_eligibility_and_not_reset_by_other_launches(others):
+    # Short insensitive 1-GPU jobs launch (and end) while the sensitive job waits; its start must not move.
+    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0)
+    extra = [job(f"o{i}", 200.0 + 300.0 * i, 1, 50.0, 1.0) for i in range(others)]
+    sim = run([*BLOCKERS, job("s", 100.0, 2, 1000.0, 4.0), *extra], cluster(3, 4, per_rack=1), cfg)
+    s = state(sim, "s")
+    assert s.first_start == pytest.approx(100.0 + 3000.0)
+    for i in range(others):
+        o = state(sim, f"o{i}")
+        assert o.first_start == 200.0 + 300.0 * i  # they did launch during the wait
+        assert o.first_start < s.first_start
+
+
+@pytest.mark.parametrize(
+    "age_cap, starts_by",
+    [
+        (1000.0, 1000.0 + 100.0),  # the guard reserves 8 GPUs: at most one small-job runtime later
+        (BIG, None),  # no guard: the stream of small jobs keeps it out until the stream ends
+    ],
+)
+def test_a_job_that_waited_the_age_cap_reserves_gpus_and_starts(age_cap, starts_by):
+    # 2 x 4 GPUs; an 8-GPU job and a stream of 1-GPU jobs (every 20 s, 100 s each, until t=6000).
+    stream = [job(f"q{i:03d}", 20.0 * i, 1, 100.0) for i in range(300)]
+    big = job("big", 1.0, 8, 500.0)
+    cfg = DelayConfig(age_cap_s=age_cap)
+    sim = run([big, *stream], cluster(2, 4, per_rack=1), cfg, annotator="none")
+    b = state(sim, "big")
+    if starts_by is not None:
+        assert b.first_start <= starts_by
+    else:
+        assert b.first_start > 20.0 * 299  # starved until the stream dried up
+    assert all(js.status is Status.done for js in sim.jobs)
+
+
+def test_the_delay_placement_is_monotone_unless_a_reservation_is_held():
+    p = DelayPlacement()
+    assert p.monotone is True
+    stream = [job(f"q{i:03d}", 20.0 * i, 1, 100.0) for i in range(30)]
+    sched = build_scheduler("delay", config=DelayConfig(age_cap_s=100.0), preemption=False)
+    sim = Simulator([job("big", 1.0, 8, 500.0), *stream], cluster(2, 4, 1), sched, ANNOTATORS.create("none"))
+    sim.run(until=150.0)
+    assert sched.placement.monotone is False  # the big job holds a reservation
+
+
+# ------------------------------------------------------------------------------------------ preemption
+
+PRE = NetworkPreemptionConfig(sensitive_from=0.5, victim_below=0.2, min_interval_s=300.0)
+
+
+def preemption_case(victim_submit: float, victim_slowdown: float, min_interval: float):
+    """2 x 4 GPUs in separate racks. b1 holds node 0; b2 (1 GPU, ends at 500) and the victim candidate
+    v (3 GPUs) share node 1; the sensitive 4-GPU job s arrives at 10 and cannot fit anywhere. A
+    2-GPU job t arriving at 1200 forces a later scheduling pass."""
+    jobs = [
+        job("b1", 0.0, 4, BIG, 4.0),
+        job("b2", 0.0, 1, 500.0, 1.0),
+        job("s", 10.0, 4, 5000.0, 4.0),
+        job("v", victim_submit, 3, 20000.0, victim_slowdown),
+        job("t", 1200.0, 2, 100.0, 1.0),
+    ]
+    cfg = DelayConfig(node_factor=0.0, rack_factor=0.0)  # its timers have run out at once
+    pre = NetworkPreemptionConfig(sensitive_from=0.5, victim_below=0.2, min_interval_s=min_interval)
+    return run(jobs, cluster(2, 4, per_rack=1), cfg, preemption=pre)
+
+
+@pytest.mark.parametrize(
+    "victim_submit, victim_slowdown, min_interval, s_start, v_preempted",
+    [
+        (20.0, 1.0, 300.0, 500.0, 1),  # lower priority, insensitive, ran 480 s >= 300: preempted at 500
+        (20.0, 1.0, 1000.0, 1200.0, 1),  # ran only 480 s at 500: spared until the pass at 1200
+        (5.0, 1.0, 300.0, 20005.0, 0),  # submitted before s (higher priority): never preempted
+        (20.0, 4.0, 300.0, 20020.0, 0),  # sensitive: never preempted
+        (20.0, 1.6, 300.0, 20020.0, 0),  # sensitivity 0.2 is not below the victim threshold
+    ],
+)
+def test_preemption_only_takes_lower_priority_insensitive_jobs_and_respects_the_minimum_interval(
+    victim_submit, victim_slowdown, min_interval, s_start, v_preempted
+):
+    sim = preemption_case(victim_submit, victim_slowdown, min_interval)
+    s, v = state(sim, "s"), state(sim, "v")
+    assert s.first_start == pytest.approx(s_start)
+    assert v.preemptions == v_preempted
+    assert s.max_nodes == 1  # the sensitive job got a consolidated slot
+    for js in sim.jobs:
+        assert js.job.id == "v" or js.preemptions == 0  # nobody else was touched
+    if v_preempted:
+        # the victim lost the restart cost: it ends later than its own runtime allows
+        assert v.end_time > v.first_start + 20000.0
+
+
+@pytest.mark.parametrize(
+    "last_start, last_preempted, now, chosen",
+    [
+        (0.0, float("-inf"), 1000.0, True),  # ran 1000 s, never preempted
+        (0.0, float("-inf"), 999.0, False),  # ran less than the interval
+        (1500.0, 1200.0, 2600.0, True),  # preempted 1400 s ago, restarted 1100 s ago
+        (1500.0, 1200.0, 2150.0, False),  # preempted only 950 s ago
+        (1300.0, 1200.0, 2250.0, False),  # preempted 1050 s ago but restarted only 950 s ago
+    ],
+)
+def test_no_job_is_preempted_again_within_the_minimum_interval(last_start, last_preempted, now, chosen):
+    from schedmate.policies.base import ORDERS
+    from schedmate.policies.delay import DelayTimers, NetworkPreemption
+    from schedmate.records import Annotation
+    from schedmate.sim.state import ClusterState, JobState
+
+    spec = cluster(2, 4, per_rack=1)
+    cs = ClusterState(spec)
+    ann = lambda j: Annotation(job_id=j.id, network_sensitivity=j.network_sensitivity)
+    hog, v_job, s_job = job("hog", 0.0, 4, BIG, 4.0), job("v", 20.0, 4, BIG, 1.0), job("s", 10.0, 4, 100.0, 4.0)
+    hog_s = JobState(job=hog, idx=0, annotation=ann(hog), status=Status.running, placement=((0, 4),))
+    v = JobState(job=v_job, idx=2, annotation=ann(v_job), status=Status.running, placement=((1, 4),),
+                 last_start=last_start, last_preempted=last_preempted)
+    s = JobState(job=s_job, idx=1, annotation=ann(s_job), status=Status.waiting, eligible_since=10.0)
+    cs.allocate(hog_s.placement)
+    cs.allocate(v.placement)
+    pol = NetworkPreemption(DelayTimers(DelayConfig(node_factor=0.0, rack_factor=0.0)),
+                            NetworkPreemptionConfig(min_interval_s=1000.0))
+    assert pol.wants(s, now)
+    found = pol.victims(s, [hog_s, v], cs, DelayPlacement(), ORDERS.create("fifo-nb"), now)
+    if chosen:
+        assert found is not None and found[0] == [v] and found[1] == ((1, 4),)
+    else:
+        assert found is None
