@@ -14,7 +14,7 @@ import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sortedcontainers import SortedList
 
@@ -55,8 +55,11 @@ class Simulator:
         scheduler: Scheduler,
         annotator: "Annotator",
         config: ReplayConfig | None = None,
+        on_annotation: Callable[["Simulator", JobState, Any, float], None] | None = None,
     ) -> None:
         self.config = config or ReplayConfig()
+        self.on_annotation = on_annotation
+        """Adapter hook called after every annotation update (see `adapters/`)."""
         self.spec = cluster
         self.cluster = ClusterState(cluster)
         self.network = NetworkModel(self.cluster, cluster.network)
@@ -215,9 +218,12 @@ class Simulator:
         self._dirty = True
 
     def update_annotation(self, js: JobState, annotation, t: float) -> None:
-        """Replace a job's annotation (e.g. a log-monitor update) and re-sort it."""
+        """Replace a job's annotation (e.g. a log-monitor update), re-sort it, and let the adapter act
+        on it (e.g. end a job whose log shows it failed)."""
         js.annotation = annotation
         self._rekey(js, t)
+        if self.on_annotation is not None:
+            self.on_annotation(self, js, annotation, t)
 
     def _add_running_class(self, js: JobState, t: float) -> None:
         if not self.scheduler.order.preemptive:

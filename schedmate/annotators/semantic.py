@@ -1,0 +1,189 @@
+"""`schedmate`: the semantic annotator. Code analyzer + history + log monitor, through the local LLM.
+
+At submission (for a job with semantic material, `Job.semantic.workdir`):
+* the code analyzer profiles the job's code and launch command (static pass; the LLM for fields the
+  static pass leaves open; version cache so resubmitted variants cost nothing) -> network sensitivity
+  and the expected slowdown when spread, the configured steps, the model;
+* the history predictor fuses the neighbours (same user first), the user's habits and a work
+  estimate: configured steps x the iteration time measured in the logs of earlier jobs with the same
+  model, batch and GPU count.
+While running (every `monitor_interval_s`): the log monitor reads what the job's log gained since the
+last look -> progress, iteration time, remaining time (p10/p50/p90), and failure signals, which the
+adapters turn into decisions (`adapters/simulated.py`).
+
+Job code and logs are untrusted data: the analyzers never execute them, and what they say can only
+change the annotation through the checks of the code analyzer (static facts win, LLM numbers are
+bounded) and the log monitor (rules win; a line that addresses the model is never sent to it).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from schedmate.annotators.base import ANNOTATORS
+from schedmate.annotators.history import HistoryAnnotator
+from schedmate.history.predictor import CodeEstimate, Progress
+from schedmate.records import (
+    Annotation,
+    DurationEstimate,
+    Job,
+    Provenance,
+    slowdown_from_sensitivity,
+)
+
+
+class _LogCursor:
+    """Reads the bytes a log file gained since the last look, into one log monitor per job."""
+
+    def __init__(self, path: Path, use_llm: bool) -> None:
+        from schedmate.logmon.cli import make_monitor
+
+        self.path = path
+        self.offset = 0
+        self.monitor = make_monitor(str(path), use_llm=use_llm)
+
+    def poll(self):
+        try:
+            with self.path.open("rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except FileNotFoundError:
+            return None
+        if data:
+            self.offset += len(data)
+            self.monitor.feed_bytes(data)
+        return self.monitor.report()
+
+
+@ANNOTATORS.register("schedmate")
+class SemanticAnnotator(HistoryAnnotator):
+    name = "schedmate"
+
+    def __init__(self, use_llm: bool | None = None, monitor_interval_s: float = 600.0,
+                 embedder: str = "hashed", **history_options: Any) -> None:
+        if use_llm is None:
+            from schedmate.llm import serving
+
+            use_llm = serving.running_server() is not None
+        self.use_llm = use_llm
+        self.monitor_interval_s = monitor_interval_s
+        self._profiles: dict[str, Any] = {}
+        self._iteration_times: dict[tuple, list[float]] = {}
+        self._cursors: dict[str, _LogCursor] = {}
+        self._submit_pred: dict[str, Any] = {}
+        self.stats = {"jobs": 0, "profiled": 0, "code_llm_calls": 0, "log_llm_calls": 0, "annotate_s": 0.0,
+                      "log_looks": 0}
+        self._cache = None
+        super().__init__(embedder=embedder, profiles=self._profile_summary, code_estimates=self._code_estimate,
+                         **history_options)
+
+    # -------------------------------------------------------------------------------- code
+    def _profile(self, job: Job) -> Any:
+        if job.id in self._profiles:
+            return self._profiles[job.id]
+        prof = None
+        sem = job.semantic
+        if sem is not None and sem.workdir:
+            from schedmate.codeprof.cache import VersionCache
+
+            if self._cache is None:
+                self._cache = VersionCache()
+            try:
+                prof = self._cache.analyze(sem.workdir, command=sem.command, use_llm=self.use_llm)
+                self.stats["profiled"] += 1
+                self.stats["code_llm_calls"] += prof.llm_calls
+            except (OSError, ValueError) as e:  # unreadable or hostile workdir: metadata only
+                prof = None
+                self.stats.setdefault("profile_errors", []).append(f"{job.id}: {e}")
+        self._profiles[job.id] = prof
+        return prof
+
+    def _profile_summary(self, job: Job) -> Any:
+        prof = self._profile(job)
+        if prof is None:
+            return None
+        return {k: prof.value(k) for k in ("framework", "model_name", "num_gpus", "train_steps", "micro_batch_size")}
+
+    @staticmethod
+    def _shape(prof: Any, job: Job) -> tuple:
+        return (prof.value("model_name"), prof.value("micro_batch_size"), prof.value("seq_len"), job.num_gpus)
+
+    def _code_estimate(self, job: Job) -> CodeEstimate | None:
+        prof = self._profile(job)
+        if prof is None:
+            return None
+        steps = prof.value("train_steps")
+        seen = self._iteration_times.get(self._shape(prof, job))
+        if not steps or not seen:
+            return None
+        seen = sorted(seen)
+        return CodeEstimate(total_steps=int(steps), iteration_time_s=seen[len(seen) // 2], confidence=0.7)
+
+    # -------------------------------------------------------------------------------- annotator
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        self._profiles.clear()
+        self._iteration_times.clear()
+        self._cursors.clear()
+        self._submit_pred.clear()
+
+    def on_submit(self, job: Job, now: float) -> Annotation:
+        t0 = time.perf_counter()
+        base = super().on_submit(job, now)
+        prof = self._profile(job)
+        sens = prof.value("network_sensitivity") if prof is not None else None
+        self.stats["jobs"] += 1
+        self.stats["annotate_s"] += time.perf_counter() - t0
+        calls = prof.llm_calls if prof is not None else 0
+        prov = base.provenance + (Provenance(component="code", llm_calls=calls,
+                                             latency_s=time.perf_counter() - t0),)
+        return base.model_copy(update={
+            "network_sensitivity": sens,
+            "spread_slowdown": slowdown_from_sensitivity(sens) if sens is not None else None,
+            "provenance": prov,
+        })
+
+    def on_running(self, sim: Any, js: Any, now: float) -> Annotation | None:
+        sem = js.job.semantic
+        if sem is None or not sem.log_source:
+            return None
+        cursor = self._cursors.get(js.job.id)
+        if cursor is None:
+            cursor = self._cursors[js.job.id] = _LogCursor(Path(sem.log_source), self.use_llm)
+        t0 = time.perf_counter()
+        before = cursor.monitor.report().llm_calls if cursor.offset else 0
+        report = cursor.poll()
+        self.stats["log_looks"] += 1
+        if report is None:
+            return None
+        self.stats["log_llm_calls"] += report.llm_calls - before
+        self.stats["annotate_s"] += time.perf_counter() - t0
+        prog = report.progress
+        if prog.iteration_time_s:
+            prof = self._profile(js.job)
+            if prof is not None:
+                self._iteration_times.setdefault(self._shape(prof, js.job), []).append(prog.iteration_time_s)
+        ann = js.annotation
+        update: dict[str, Any] = {"made_at": now}
+        if report.failure.failed:
+            from schedmate.logmon.report import annotation_fields
+
+            update.update(annotation_fields(report))
+        elif prog.current_step:
+            elapsed = max(0.0, js.executed_at(now))
+            total = prog.total_steps or (self._profile(js.job).value("train_steps") if self._profile(js.job) else None)
+            rem = self.predictor.refine(Progress(current_step=prog.current_step, total_steps=total or None,
+                                                 iteration_time_s=prog.iteration_time_s, elapsed_s=elapsed))
+            if rem is not None:
+                update["predicted_remaining_s"] = rem.p50
+                update["predicted_duration"] = DurationEstimate(
+                    p10=elapsed + rem.p10, p50=elapsed + rem.p50, p90=elapsed + rem.p90)
+        else:
+            return None
+        return ann.model_copy(update=update)
+
+    def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
+        super().on_finish(job, now, runtime_s)
+        self._cursors.pop(job.id, None)
