@@ -77,8 +77,16 @@ def replay(
     config: ReplayConfig | None = None,
     out: Path | None = None,
     progress: bool = False,
+    semantic: Path | bool | None = None,
+    adapter: Any = "auto",
 ) -> ReplayResult:
-    """Replay `trace` (a spec for `load_trace` or a list of jobs) and return metrics."""
+    """Replay `trace` (a spec for `load_trace` or a list of jobs) and return metrics.
+
+    `semantic`: give every job code, a launch command and a simulator-written log (the semantic
+    augmentation, `schedmate.semantic`) under this directory (True: `out/semantic` or a temporary
+    directory). The `schedmate` annotator needs it and turns it on by itself. `adapter`: what acts on
+    failure signals (default: `adapters.simulated.FailureSignalAdapter` when the annotator follows
+    running jobs; None: nothing)."""
     if isinstance(trace, str):
         from schedmate.traces import load_trace
 
@@ -92,8 +100,26 @@ def replay(
     jobs, dropped = fit_to_cluster(jobs, spec)
     sched = scheduler or build_scheduler(policy, placement)
     ann = ANNOTATORS.create(annotator) if isinstance(annotator, str) else annotator
+    label = getattr(ann, "name", str(annotator))
+    if semantic is None and label == "schedmate":
+        semantic = True
+    if semantic:
+        from schedmate.semantic import SemanticLogAnnotator, augment
+
+        if semantic is True:
+            import tempfile
+
+            root = out / "semantic" if out is not None else Path(tempfile.mkdtemp(prefix="schedmate-semantic-"))
+        else:
+            root = Path(semantic)
+        jobs = augment(jobs, root, seed)
+        ann = SemanticLogAnnotator(ann)
+    if adapter == "auto":
+        from adapters.simulated import FailureSignalAdapter
+
+        adapter = FailureSignalAdapter() if ann.monitor_interval_s else None
     cfg = config or ReplayConfig(seed=seed)
-    sim = Simulator(jobs, spec, sched, ann, cfg)
+    sim = Simulator(jobs, spec, sched, ann, cfg, on_annotation=adapter)
     t0 = time.perf_counter()
     if progress and sys.stderr.isatty():
         from rich.progress import Progress
@@ -106,9 +132,12 @@ def replay(
     wall = time.perf_counter() - t0
     table = job_table(sim)
     summary = summarize(
-        sim, table, wall, policy=sched.describe(), annotator=getattr(ann, "name", str(annotator)),
+        sim, table, wall, policy=sched.describe(), annotator=label + ("+semantic" if semantic and label != "schedmate" else ""),
         network=network, seed=seed,
     )
+    inner = getattr(ann, "inner", ann)
+    if hasattr(inner, "cost_summary"):
+        summary = summary.model_copy(update={"annotation": inner.cost_summary()})
     if dropped:
         sim.log.append({"time": 0.0, "event": "dropped_too_big", "jobs": dropped})
     if out is not None:
@@ -145,7 +174,7 @@ def _replay_command(
     placement: Annotated[
         str | None, typer.Option(help="Placement override: consolidate|scatter|random|delay (default: the policy's).")
     ] = None,
-    annotator: Annotated[str, typer.Option(help="Annotator: none|oracle|history|helios|lucid|lastk|requested.")] = "none",
+    annotator: Annotated[str, typer.Option(help="Annotator: none|oracle|history|helios|lucid|lastk|requested|schedmate.")] = "none",
     cluster: Annotated[str, typer.Option(help="Cluster SPEC (see above).")] = "64",
     network: Annotated[str, typer.Option(help="ideal | congested | congested:R")] = "congested",
     seed: Annotated[int, typer.Option(help="Seed for synthetic traces, workload assignment and random choices.")] = 0,
@@ -153,6 +182,9 @@ def _replay_command(
     on_error: Annotated[str, typer.Option("--on-error", help="Malformed trace rows: fail | skip.")] = "fail",
     limit: Annotated[int | None, typer.Option(help="Replay only the first N jobs.")] = None,
     restart_cost: Annotated[float, typer.Option(help="Seconds of progress lost per preemption.")] = 60.0,
+    semantic: Annotated[Path | None, typer.Option(
+        help="Semantic augmentation: give jobs code and simulator-written logs under DIR "
+             "(automatic for --annotator schedmate).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (stable contract).")] = False,
 ) -> None:
     try:
@@ -160,6 +192,7 @@ def _replay_command(
             trace, policy=policy, placement=placement, annotator=annotator, cluster=cluster, network=network,
             seed=seed, fmt=fmt, on_error=on_error, limit=limit,
             config=ReplayConfig(seed=seed, restart_cost_s=restart_cost), out=out, progress=not as_json,
+            semantic=semantic,
         )
     except (ValueError, FileNotFoundError) as e:
         typer.echo(f"error: {e}", err=True)

@@ -128,6 +128,9 @@ class SemanticAnnotator(HistoryAnnotator):
         self._iteration_times.clear()
         self._cursors.clear()
         self._submit_pred.clear()
+        self.stats.pop("profile_errors", None)
+        for k in self.stats:
+            self.stats[k] = 0.0 if k == "annotate_s" else 0
 
     def on_submit(self, job: Job, now: float) -> Annotation:
         t0 = time.perf_counter()
@@ -183,6 +186,19 @@ class SemanticAnnotator(HistoryAnnotator):
         else:
             return None
         return ann.model_copy(update=update)
+
+    def cost_summary(self) -> dict[str, Any]:
+        """LLM calls and tokens per job, and annotation seconds per job, over this replay."""
+        from schedmate.llm import LLMClient  # noqa: F401  (the ledger lives with the client)
+
+        jobs = max(1, self.stats["jobs"])
+        calls = self.stats["code_llm_calls"] + self.stats["log_llm_calls"]
+        return {
+            "jobs": self.stats["jobs"], "profiled": self.stats["profiled"], "llm": self.use_llm,
+            "llm_calls": calls, "llm_calls_per_job": calls / jobs,
+            "code_llm_calls": self.stats["code_llm_calls"], "log_llm_calls": self.stats["log_llm_calls"],
+            "log_looks": self.stats["log_looks"], "annotate_s_per_job": self.stats["annotate_s"] / jobs,
+        }
 
     def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
         super().on_finish(job, now, runtime_s)

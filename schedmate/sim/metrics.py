@@ -35,6 +35,8 @@ class ReplaySummary(BaseModel):
     network: str = ""
     seed: int = 0
     unfinished: int = 0
+    annotation: dict | None = None
+    """Cost of the annotator, when it reports one: LLM calls per job, tokens, seconds per job."""
 
 
 def job_table(sim: Simulator) -> pd.DataFrame:

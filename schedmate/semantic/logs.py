@@ -1,0 +1,707 @@
+"""Framework-style training logs written *inside* the simulator, from its view of each job's progress.
+
+`LogWriter.update(js, now)` appends the lines for the progress a running job made since the last call:
+steps come from `JobState.work_done` (consolidated seconds) through the job's plan (start-up, warm-up,
+iterations, eval and checkpoint pauses); each line's timestamp is the simulated wall time at which that
+work was reached, so iteration times are `nominal / speed` for the placement and congestion the job
+actually had. Reported figures (ms per iteration, samples/s) carry a seeded +-3 % jitter.
+`LogWriter.finish(job, now, runtime_s)` writes the end: the framework's done line, an early-stopping
+message, the failure tail of the job's category (OOM traceback, NCCL watchdog, NaN loss, ...), or, for a
+hang, nothing more (progress lines stop at `hang_onset_s` while the job keeps running; monitor heartbeat
+lines without progress are written meanwhile). A restarted attempt (preemption) logs a resume from the
+last checkpoint and repeats the lost steps.
+
+`SemanticLogAnnotator(inner)` wraps any annotator: the engine calls its `on_running` every
+`monitor_interval_s`, which writes the logs and then asks the inner annotator (e.g. a log monitor reading
+these files). Logs go to `Job.semantic.log_source`. Simulated time 0 is `EPOCH0` (2025-01-01 UTC).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from schedmate.annotators.base import Annotator
+from schedmate.records import Annotation, Job
+from schedmate.semantic.augment import Plan, load_plan
+from schedmate.semantic.catalogue import CATCH_ALL, TEMPLATES
+
+if TYPE_CHECKING:
+    from schedmate.sim.engine import Simulator
+    from schedmate.sim.state import JobState
+
+EPOCH0 = 1735689600.0  # 2025-01-01T00:00:00Z
+
+
+def _iso(t: float, sep: str = " ", comma: bool = True, ms: bool = True) -> str:
+    d = datetime.fromtimestamp(EPOCH0 + t, tz=UTC)
+    s = d.strftime(f"%Y-%m-%d{sep}%H:%M:%S")
+    if ms:
+        s += ("," if comma else ".") + f"{int((t % 1) * 1000):03d}"
+    return s
+
+
+def _hms(x: float) -> str:
+    x = int(max(0, x))
+    return f"{x // 3600:d}:{x // 60 % 60:02d}:{x % 60:02d}" if x >= 3600 else f"{x // 60:02d}:{x % 60:02d}"
+
+
+def _loss(x: float, spec: str = ".4f") -> str:
+    return "nan" if math.isnan(x) else format(x, spec)
+
+
+# ----------------------------------------------------------------------------- styles
+class Style:
+    """One framework's print format. `ts(t)` is the line prefix (own timestamp, or a log collector's)."""
+
+    name = "custom"
+    own_ts = True
+
+    def __init__(self, plan: Plan, rng: random.Random) -> None:
+        self.plan = plan
+        self.p = plan.p
+        self.rng = rng
+
+    def ts(self, t: float) -> str:
+        return _iso(t, sep="T", comma=False) + "Z "
+
+    def spe(self) -> int:
+        return self.p.steps_per_epoch or self.p.steps
+
+    def header(self, t: float) -> list[str]:
+        p = self.p
+        lr = f" lr={p.lr:g}" if p.lr else ""  # evaluation jobs have no learning rate
+        return [f"config: max_steps={p.steps}{lr} batch_size={p.micro_batch} world_size={max(1, p.num_gpus)}"]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        t_ = TEMPLATES[self.plan.template]
+        if t_.kinds == {"eval"} or t_.name == CATCH_ALL:  # these scripts print no timing
+            return [f"step {step}/{self.p.steps} | loss {_loss(loss)}"]
+        return [f"step {step}/{self.p.steps} | loss {_loss(loss)} | {it:.3f}s/it"]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"running evaluation at step {step}", f"eval step {step}: val_loss {loss * 1.04:.4f}"]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return [f"Saving checkpoint to /ckpt/step_{step}"]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return ["Training completed."]
+
+    def early_stop(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"Early stopping: val_loss did not improve for 3 evaluations, stopping at step {step}"]
+
+    def resume(self, t: float, step: int) -> list[str]:
+        return [f"Resuming from checkpoint /ckpt/step_{step} (step {step})"]
+
+
+class Custom(Style):
+    pass
+
+
+class Megatron(Style):
+    name = "megatron"
+
+    def ts(self, t: float) -> str:
+        return ""
+
+    def header(self, t: float) -> list[str]:
+        p = self.p
+        return [(f"using world size: {p.num_gpus}, data-parallel size: {p.dp}, tensor-model-parallel size: {p.tp}, "
+                f"pipeline-model-parallel size: {p.pp}"),
+                f"  train_iters ..................................... {p.steps}",
+                f"  lr .............................................. {p.lr:g}",
+                "> building GPT2BPETokenizer tokenizer ...",
+                f"[after dataloaders are built] datetime: {_iso(t)}",
+                "training ..."]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        p = self.p
+        return [(f"[{_iso(t)}]  iteration {step:8d}/{p.steps:8d} | consumed samples: {step * p.global_batch:12d} | "
+                f"elapsed time per iteration (ms): {it * 1000:.1f} | learning rate: {p.lr:.6E} | global batch size: "
+                f"{p.global_batch:5d} | lm loss: {_loss(loss, '.6E')} | loss scale: 1.0 | grad norm: "
+                f"{self.rng.uniform(0.5, 3):.3f} | number of skipped iterations:   0 | number of nan iterations:   0 |")]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return ["-" * 80, (f" validation loss at iteration {step} | lm loss value: {loss:.6E} | lm loss PPL: "
+                f"{math.exp(min(loss, 20)):.6E} |"), "-" * 80]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return [f"saving checkpoint at iteration {step:8d} to /ckpt",
+                f"  successfully saved checkpoint at iteration {step:8d} to /ckpt"]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"[{_iso(t)}] after training is done"]
+
+    def resume(self, t: float, step: int) -> list[str]:
+        return [f" loading checkpoint from /ckpt at iteration {step}",
+                f"  successfully loaded checkpoint from /ckpt at iteration {step}"]
+
+
+class DeepSpeed(Style):
+    name = "deepspeed"
+
+    def ts(self, t: float) -> str:
+        return f"[{_iso(t)}] [INFO] [logging.py:96:log_dist] "
+
+    def header(self, t: float) -> list[str]:
+        p = self.p
+        c = f"[{_iso(t)}] [INFO] [config.py:1004:print] "
+        return [f"[{_iso(t)}] [INFO] [config.py:1000:print] DeepSpeedEngine configuration:",
+                c + "  bf16_enabled ................. True",
+                c + f"  train_batch_size ............. {p.global_batch}",
+                c + f"  train_micro_batch_size_per_gpu  {p.micro_batch}"]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        p = self.p
+        sps = p.global_batch / it
+        return [f"[Rank 0] step={step}, skipped=0, lr=[{p.lr:g}], mom=[(0.9, 0.95)]",
+                (f"[Rank 0] epoch=0/micro_step={step * p.grad_accum}/global_step={step}, RunningAvgSamplesPerSec="
+                f"{sps * self.rng.uniform(0.98, 1.02):.3f}, CurrSamplesPerSec={sps:.3f}, MemAllocated=21.4GB"),
+                f"step {step} loss {_loss(loss)}"]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return [f"[Rank 0] Saving model checkpoint: /ckpt/global_step{step}/mp_rank_00_model_states.pt",
+                f"[Rank 0] Checkpoint global_step{step} is ready now!"]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"[Rank 0] evaluating at step {step}", f"eval loss {loss * 1.04:.4f} at step {step}"]
+
+
+class Torchtitan(Style):
+    name = "torchtitan"
+
+    def ts(self, t: float) -> str:
+        return f"[titan] {_iso(t)} - root - INFO - "
+
+    def header(self, t: float) -> list[str]:
+        p = self.p
+        return [f"Starting job: {TEMPLATES[self.plan.template].model} training",
+                (f"Training starts at step 1, with local batch size {p.micro_batch}, global batch size "
+                f"{p.global_batch}, sequence length {p.seq_len}, total steps {p.steps} (warmup {min(200, p.steps // 10)})")]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        p = self.p
+        tps = int(p.micro_batch * p.seq_len / it)
+        return [(f"step: {step:2d}  loss: {_loss(loss)}  memory: 41.17GiB(52.07%)  tps: {tps:,}  tflops: "
+                f"{self.rng.uniform(150, 200):.2f}  mfu: {self.rng.uniform(15, 20):.2f}%")]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return ["Saving the checkpoint (or staging if async is enabled).",
+                f"Finished saving the checkpoint (or staging if async is enabled)in {self.rng.uniform(5, 20):.2f} seconds."]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"Validation at step {step}: loss {loss * 1.04:.4f}"]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return ["Training completed"]
+
+
+class NanoGPT(Style):
+    name = "nanogpt"
+    own_ts = False
+
+    def header(self, t: float) -> list[str]:
+        p = self.p
+        return [f"tokens per iteration will be: {p.global_batch * p.seq_len:,}",
+                "Initializing a new model from scratch", "compiling the model... (takes a ~minute)"]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        return [f"iter {step}: loss {_loss(loss)}, time {it * 1000:.2f}ms, mfu {self.rng.uniform(28, 36):.2f}%"]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"step {step}: train loss {loss:.4f}, val loss {loss * 1.03:.4f}"]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return ["saving checkpoint to out"]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"training done at iter {step}"]
+
+
+class HF(Style):
+    name = "hf"
+    own_ts = False
+
+    def header(self, t: float) -> list[str]:
+        p = self.p
+        return ["***** Running training *****",
+                f"  Num examples = {p.steps * p.global_batch:,}",
+                "  Num Epochs = 1",
+                f"  Instantaneous batch size per device = {p.micro_batch}",
+                f"  Total train batch size (w. parallel, distributed & accumulation) = {p.global_batch}",
+                f"  Gradient Accumulation steps = {p.grad_accum}",
+                f"  Total optimization steps = {p.steps:,}"]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        p = self.p
+        el = t - getattr(self, "t_start", 0.0)
+        pct = int(100 * step / p.steps)
+        fill = int(10 * step / p.steps)
+        rate = f"{1 / it:.2f}it/s" if it < 1 else f"{it:.2f}s/it"
+        bar = f"{pct:3d}%|{'█' * fill}{' ' * (10 - fill)}| {step}/{p.steps} [{_hms(el)}<{_hms((p.steps - step) * it)}, {rate}]"
+        ep = round(step / p.steps, 2)
+        return [bar, (f"{{'loss': {_loss(loss)}, 'grad_norm': {self.rng.uniform(0.3, 2):.4f}, 'learning_rate': "
+                f"{p.lr:.2e}, 'epoch': {ep}}}")]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return ["***** Running Evaluation *****", "  Num examples = 2000",
+                (f"{{'eval_loss': {loss * 1.04:.4f}, 'eval_runtime': {self.rng.uniform(20, 60):.2f}, 'epoch': "
+                f"{round(step / self.p.steps, 2)}}}")]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return [f"Saving model checkpoint to out/checkpoint-{step}"]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return [(f"{{'train_runtime': {t - getattr(self, 't_start', 0.0):.1f}, 'train_samples_per_second': "
+                f"{self.p.global_batch / max(self.plan.iter_s, 1e-9):.2f}, 'train_loss': {loss:.4f}, 'epoch': "
+                f"{round(step / self.p.steps, 2)}}}")]
+
+    def early_stop(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"Early stopping at step {step}: eval_loss did not improve for 3 evaluation calls"]
+
+
+class Lightning(Style):
+    name = "lightning"
+    own_ts = False
+
+    def header(self, t: float) -> list[str]:
+        p = self.p
+        return ["GPU available: True (cuda), used: True",
+                f"LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [{','.join(str(i) for i in range(max(1, p.gpus_per_node)))}]",
+                f"hparams: {{'lr': {p.lr:g}, 'batch_size': {p.micro_batch}, 'max_epochs': {p.epochs}}}",
+                "  | Name | Type | Params", "0 | net  | Net  | 11.2 M"]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        spe = self.spe()
+        ep, s = (step - 1) // spe, (step - 1) % spe + 1
+        pct = int(100 * s / spe)
+        fill = int(10 * s / spe)
+        rate = f"{1 / it:.2f}it/s" if it < 1 else f"{it:.2f}s/it"
+        return [(f"Epoch {ep}: {pct:3d}%|{'█' * fill}{' ' * (10 - fill)}| {s}/{spe} [{_hms(s * it)}<"
+                f"{_hms((spe - s) * it)}, {rate}, v_num=0, train_loss={_loss(loss)}]")]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return ["Validation DataLoader 0: 100%|██████████| 40/40 [00:02<00:00, 19.87it/s]"]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        ep = (step - 1) // self.spe()
+        return [(f"Epoch {ep}, global step {step}: 'val_loss' reached {self.rng.uniform(0.5, 2):.3f} (best "
+                f"{self.rng.uniform(0.5, 2):.3f}), saving model to '/ckpt/epoch={ep}.ckpt' as top 1")]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"`Trainer.fit` stopped: `max_epochs={self.p.epochs}` reached."]
+
+    def early_stop(self, t: float, step: int, loss: float) -> list[str]:
+        return [(f"Monitored metric val_loss did not improve in the last 3 records. Best score: {loss:.3f}. "
+                "Signaling Trainer to stop.")]
+
+
+class MMEngine(Style):
+    name = "mmengine"
+
+    def ts(self, t: float) -> str:
+        return datetime.fromtimestamp(EPOCH0 + t, tz=UTC).strftime("%Y/%m/%d %H:%M:%S") + " - mmengine - INFO - "
+
+    def header(self, t: float) -> list[str]:
+        return ["Config:", f"train_cfg = dict(type='EpochBasedTrainLoop', max_epochs={self.p.epochs}, val_interval=1)",
+                "Checkpoints will be saved to /work_dirs/exp."]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        spe = self.spe()
+        ep, s = (step - 1) // spe + 1, (step - 1) % spe + 1
+        eta = int((self.p.steps - step) * it)
+        return [(f"Epoch(train) [{ep}][{s:4d}/{spe}]  lr: {self.p.lr:.4e}  eta: {eta // 3600}:{eta // 60 % 60:02d}:"
+                f"{eta % 60:02d}  time: {it:.4f}  data_time: 0.0123  memory: 12001  loss: {_loss(loss)}")]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        ep = (step - 1) // self.spe() + 1
+        return [f"Epoch(val) [{ep}][50/50]    accuracy/top1: {self.rng.uniform(60, 78):.4f}  data_time: 0.0100"]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return [f"Saving checkpoint at {(step - 1) // self.spe() + 1} epochs"]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return []
+
+    def early_stop(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"the monitored metric did not improve in the last 3 records. best score: {loss:.3f}. stopping training"]
+
+
+class Fairseq(Style):
+    name = "fairseq"
+
+    def ts(self, t: float) -> str:
+        return ""
+
+    def _pfx(self, t: float, mod: str) -> str:
+        return _iso(t, ms=False) + f" | INFO | {mod} | "
+
+    def header(self, t: float) -> list[str]:
+        return [self._pfx(t, "fairseq_cli.train") + f"{{'max_update': {self.p.steps}, 'max_epoch': 0, 'lr': [{self.p.lr:g}]}}",
+                self._pfx(t, "fairseq_cli.train") + "task: TranslationTask"]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        ups = 1 / it
+        return [self._pfx(t, "train_inner") + f"epoch 001:   {step:5d} / {self.p.steps} loss={_loss(loss, '.3f')}, "
+                f"nll_loss=3.1, ppl=8.57, wps={ups * 4000:.0f}, ups={ups:.2f}, wpb=4000, bsz=128, num_updates={step}, "
+                f"lr={self.p.lr:g}, gnorm=1.2, train_wall=30, gb_free=10.2, wall={t - getattr(self, 't_start', 0.0):.0f}"]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return [self._pfx(t, "fairseq_cli.train") + 'begin validation on "valid" subset',
+                self._pfx(t, "valid") + f"epoch 001 | valid on 'valid' subset | loss {loss:.3f} | nll_loss 3.2 | "
+                f"ppl 9.1 | wps 41000 | wpb 3900 | bsz 120 | num_updates {step}"]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return [self._pfx(t, "fairseq.checkpoint_utils") + f"Saved checkpoint /ckpt/checkpoint_1_{step}.pt (epoch 1 @ "
+                f"{step} updates, score 3.2) (writing took 4.1 seconds)"]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return [self._pfx(t, "fairseq_cli.train") + f"done training in {t - getattr(self, 't_start', 0.0):.1f} seconds"]
+
+    def early_stop(self, t: float, step: int, loss: float) -> list[str]:
+        return [self._pfx(t, "fairseq_cli.train") + "early stop since valid performance hasn't improved for last 3 runs"]
+
+    def resume(self, t: float, step: int) -> list[str]:
+        return [self._pfx(t, "fairseq.trainer") + f"Loaded checkpoint /ckpt/checkpoint_last.pt (epoch 1 @ {step} updates)"]
+
+
+class Timm(Style):
+    name = "timm"
+    own_ts = False
+
+    def header(self, t: float) -> list[str]:
+        return [f"Training in distributed mode with multiple processes, 1 device per process. Total {max(1, self.p.num_gpus)}.",
+                f"Model {TEMPLATES[self.plan.template].model} created",
+                f"Scheduled epochs: {self.p.epochs}. LR stepped per epoch."]
+
+    def progress(self, t: float, step: int, it: float, loss: float) -> list[str]:
+        spe = self.spe()
+        ep, s = (step - 1) // spe, (step - 1) % spe
+        rate = self.p.micro_batch * max(1, self.p.num_gpus) / it
+        return [(f"Train: {ep} [{s:4d}/{spe} ({100 * s // spe:3d}%)]  Loss: {_loss(loss, '.3f')} ({_loss(loss, '.3f')})  "
+                f"Time: {it:.3f}s, {rate:6.1f}/s  ({it:.3f}s, {rate:6.1f}/s)  LR: {self.p.lr:.3e}  Data: 0.010 (0.012)")]
+
+    def eval(self, t: float, step: int, loss: float) -> list[str]:
+        return ["Test: [   0/48]  Time: 0.512 (0.512)  Loss:  1.2 (1.2)  Acc@1: 71.1 (71.1)",
+                "Test: [  48/48]  Time: 0.101 (0.130)  Loss:  1.1 (1.2)  Acc@1: 72.1 (71.5)"]
+
+    def ckpt(self, t: float, step: int) -> list[str]:
+        return ["Current checkpoints:", f" ('./output/checkpoint-{(step - 1) // self.spe()}.pth.tar', 71.5)"]
+
+    def done(self, t: float, step: int, loss: float) -> list[str]:
+        return [f"*** Best metric: 72.1 (epoch {(step - 1) // self.spe()})"]
+
+
+STYLES: dict[str, type[Style]] = {c.name: c for c in (Custom, Megatron, DeepSpeed, Torchtitan, NanoGPT, HF,
+                                                       Lightning, MMEngine, Fairseq, Timm)}
+
+
+# ----------------------------------------------------------------------------- failure tails
+def failure_tail(category: str, variant: int, step: int, rng: random.Random) -> list[str]:
+    """Lines a job of this failure category prints when it dies (our wording, in the frameworks' style)."""
+    r = rng.randrange(8)
+    pid = rng.randint(1000, 99999)
+    v = variant % 2
+    if category == "oom":
+        if v == 0:
+            return ["Traceback (most recent call last):", '  File "train.py", line 141, in <module>',
+                    "    loss.backward()",
+                    (f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {rng.choice([1.0, 2.0, 3.5])} GiB. "
+                    f"GPU {r} has a total capacity of 79.15 GiB of which 812.00 MiB is free.")]
+        return [f"Out of memory: Killed process {pid} (python) total-vm:98123456kB, anon-rss:91234567kB",
+                (f"slurmstepd: error: Detected 1 oom-kill event(s) in StepId={pid}.0. Some of your processes may have "
+                "been killed by the cgroup out-of-memory handler.")]
+    if category == "nccl":
+        if v == 0:
+            return [(f"[E ProcessGroupNCCL.cpp:563] [Rank {r}] Watchdog caught collective operation timeout: "
+                    f"WorkNCCL(SeqNum={step * 3}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran "
+                    "for 600417 milliseconds before timing out."),
+                    "terminate called after throwing an instance of 'c10::DistBackendError'"]
+        return ["Traceback (most recent call last):", '  File "train.py", line 97, in train_step',
+                "    dist.all_reduce(t)",
+                ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+                "1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5")]
+    if category == "dataloader":
+        if v == 0:
+            return ["Traceback (most recent call last):",
+                    '  File "/usr/lib/python3/site-packages/torch/utils/data/dataloader.py", line 1133, in _try_get_data',
+                    f"RuntimeError: DataLoader worker (pid {pid}) is killed by signal: Killed."]
+        return ["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+                "Traceback (most recent call last):", f"RuntimeError: DataLoader worker (pid(s) {pid}) exited unexpectedly"]
+    if category == "segfault":
+        if v == 0:
+            return ["Fatal Python error: Segmentation fault", "",
+                    "Thread 0x00007f3a2b1c (most recent call first):",
+                    '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 1532 in _call_impl',
+                    "Segmentation fault (core dumped)"]
+        return [f"Signal 11 (SIGSEGV) received by PID {pid}",
+                "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -11) local_rank: 0"]
+    if category == "node":
+        if v == 0:
+            return [f"NVRM: Xid (PCI:0000:{rng.choice(['3b', '86', 'af'])}:00): 79, pid={pid}, GPU has fallen off the bus.",
+                    "RuntimeError: CUDA error: unspecified launch failure"]
+        return ["Traceback (most recent call last):", '  File "train.py", line 120, in <module>',
+                "RuntimeError: CUDA error: uncorrectable ECC error encountered"]
+    if category == "preempted":
+        return ["WARNING:torch.distributed.elastic.agent.server.api:Received Signals.SIGTERM death signal, shutting down workers",
+                f"WARNING:torch.distributed.elastic.multiprocessing.api:Sending process {pid} closing signal SIGTERM"]
+    if category == "user_code":
+        if v == 0:
+            return ["Traceback (most recent call last):", '  File "train.py", line 88, in <module>',
+                    "    batch = collate(samples)", '  File "data.py", line 41, in collate',
+                    "    labels = [s['labels'] for s in samples]", "KeyError: 'labels'"]
+        return ["Traceback (most recent call last):", '  File "train.py", line 203, in <module>',
+                "    torch.save(model.state_dict(), os.path.join(args.out_dir, 'final.pt'))",
+                "FileNotFoundError: [Errno 2] No such file or directory: '/ckpt/run/final.pt'"]
+    if category == "nan":
+        return [("FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding. "
+                "Try lowering the learning rate.")]
+    if category == "other":
+        return ["terminate called after throwing an instance of 'std::runtime_error'",
+                "  what():  shard index out of range in packed dataset", "Aborted (core dumped)"]
+    return []
+
+
+ELASTIC_EXIT = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: {pid}) of binary: /usr/bin/python3"
+
+
+# ----------------------------------------------------------------------------- per-job writer
+class JobLog:
+    """The log of one job: appends lines as the simulator reports progress."""
+
+    def __init__(self, plan: Plan, path: Path) -> None:
+        self.plan = plan
+        self.path = path
+        self.rng = random.Random(plan.log_seed)
+        self.style = STYLES[TEMPLATES[plan.template].style](plan, self.rng)
+        self.step = 0
+        """Last step whose line (or position) is accounted for."""
+        self.last_w = 0.0
+        self.last_t: float | None = None
+        self.attempt: object = None
+        self.started = False
+        self.done = False
+        self.hung_reported_t = -math.inf
+        self.loss0 = self.rng.uniform(6.0, 10.5)
+        self.loss_floor = self.rng.uniform(0.8, 2.5)
+        self.tau = max(10.0, plan.params["steps"] * self.rng.uniform(0.1, 0.3))
+        if TEMPLATES[plan.template].kinds == {"eval"}:  # an evaluation's running loss is flat
+            self.loss0 = self.loss_floor
+        self.jitter = 0.03
+        self.buf: list[str] = []
+
+    # -- helpers
+    def _line(self, t: float, text: str, stamp: bool = True) -> None:
+        if stamp and (not self.style.own_ts):
+            self.buf.append(_iso(t, sep="T", comma=False) + "Z " + text)  # the log collector's timestamp
+        elif stamp:
+            self.buf.append(self.style.ts(t) + text)
+        else:
+            self.buf.append(text)
+
+    def _lines(self, t: float, texts: list[str], stamp: bool = True) -> None:
+        for x in texts:
+            self._line(t, x, stamp)
+
+    def _loss_at(self, step: int) -> float:
+        clean = self.loss_floor + (self.loss0 - self.loss_floor) * math.exp(-step / self.tau)
+        return clean * self.rng.uniform(0.98, 1.02)
+
+    def flush(self) -> None:
+        if self.buf:
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write("\n".join(self.buf) + "\n")
+            self.buf.clear()
+
+    def _start(self, t: float) -> None:
+        self.style.t_start = t  # type: ignore[attr-defined]
+        self._lines(t, self.style.header(t))
+        self.started = True
+
+    def _stop_work(self) -> float:
+        """Work after which no progress line is written (hang onset, else the trace end)."""
+        h = self.plan.hang_onset_s
+        return min(self.plan.duration_s, h) if h is not None else self.plan.duration_s
+
+    # -- progress
+    def advance(self, t0: float, w0: float, t1: float, w1: float, speed: float) -> None:
+        """Write the lines for the progress from work w0 (at time t0) to w1 (at time t1)."""
+        plan, p = self.plan, self.plan.params
+        if not self.started:
+            self._start(t0)
+        if w1 <= w0 or t1 <= t0:
+            self.last_w, self.last_t = max(w1, self.last_w), t1
+            return
+        rate = (w1 - w0) / (t1 - t0)  # consolidated seconds per wall second in this segment (= average speed)
+        stop = min(w1, self._stop_work())
+        total = int(p["steps"])
+        le, ee, ce = int(p["log_every"]), int(p["eval_every"]), int(p["ckpt_every"])
+
+        def wall(w: float) -> float:
+            return t0 + (w - w0) / rate
+
+        s = self.step
+        while s < total:
+            nxt = min(total, (s // le + 1) * le)
+            for boundary in (ee, ce):  # do not jump over an eval/checkpoint point
+                if boundary and (s // boundary + 1) * boundary < nxt:
+                    nxt = (s // boundary + 1) * boundary
+            w_n = plan.work_at_step(nxt)
+            if w_n > stop + 1e-6:
+                break
+            t_n = wall(w_n)
+            if nxt % le == 0 or nxt == total:
+                # wall seconds per iteration over this logging interval (pauses excluded), as the framework prints it
+                span = nxt - s
+                warm = min(nxt, plan.warmup_steps) - min(s, plan.warmup_steps)
+                it = (span + warm) * plan.iter_s / span / rate
+                it *= self.rng.uniform(1 - self.jitter, 1 + self.jitter)
+                loss = self._loss_at(nxt)
+                if plan.failure_category == "nan" and plan.duration_s - w_n < 4 * le * plan.iter_s:
+                    loss = float("nan")
+                self._lines(t_n, self.style.progress(t_n, nxt, it, loss))
+            if ee and nxt % ee == 0 and nxt < total:
+                self._lines(t_n, self.style.eval(t_n, nxt, self._loss_at(nxt)))
+            if ce and nxt % ce == 0 and nxt < total:
+                t_c = wall(w_n + (plan.eval_pause_s if ee and nxt % ee == 0 else 0.0))
+                if t_c <= t1:
+                    self._lines(t_c, self.style.ckpt(t_c, nxt))
+            s = nxt
+        self.step = s
+        # a hung job: no progress, but the node's monitoring keeps printing
+        if plan.hang_onset_s is not None and w1 > plan.hang_onset_s and t1 - self.hung_reported_t >= 300:
+            stamp = self.style.ts(t1) or _iso(t1, sep="T", comma=False) + "Z "  # always timestamped
+            self._line(t1, stamp + f"system-monitor gpu_util=0% mem_used={self.rng.uniform(30, 70):.1f}GiB "
+                           f"host_load={self.rng.uniform(0.1, 1.0):.2f}", stamp=False)
+            self.hung_reported_t = t1
+        self.last_w, self.last_t = w1, t1
+
+    def restart(self, t: float, w: float) -> None:
+        """A new attempt starting at time t with w consolidated seconds of progress kept (the checkpoint)."""
+        if not self.started:
+            self._start(t)
+        else:
+            self._lines(t, self.style.header(t))
+        s = self.plan.step_at_work(w)
+        s = s // int(self.plan.params["log_every"]) * int(self.plan.params["log_every"])  # the last saved step
+        if s > 0:
+            self._lines(t, self.style.resume(t, s))
+        self.step = s
+        self.last_w, self.last_t = w, t
+
+    def end(self, t: float, ended_by: str = "trace") -> None:
+        """The job left the simulator at t: write its end as the trace recorded it."""
+        if self.done:
+            return
+        self.done = True
+        plan = self.plan
+        if ended_by != "trace":  # the scheduler killed it (e.g. on a failure signal): the log just stops
+            self.flush()
+            return
+        loss = self._loss_at(self.step)
+        if plan.outcome == "completed":
+            if plan.early_stop:
+                self._lines(t, self.style.early_stop(t, self.step, loss))
+            self._lines(t, self.style.done(t, self.step, loss))
+        elif plan.outcome == "failed" and plan.failure_category not in (None, "hang"):
+            self._lines(t, failure_tail(plan.failure_category, plan.failure_variant, self.step, self.rng), stamp=False)
+            if self.rng.random() < 0.5 and plan.params["num_gpus"] > 1:
+                self._line(t, ELASTIC_EXIT.format(pid=self.rng.randint(1000, 99999)), stamp=False)
+        elif plan.outcome == "timeout":
+            self._line(t, f"slurmstepd: error: *** JOB {self.rng.randint(100000, 999999)} ON node{self.rng.randint(1, 64):03d} "
+                          f"CANCELLED AT {_iso(t, sep='T', ms=False)} DUE TO TIME LIMIT ***", stamp=False)
+        self.flush()
+
+
+class LogWriter:
+    """Writes every augmented job's log from the simulator's state; one instance per replay."""
+
+    def __init__(self) -> None:
+        self.logs: dict[str, JobLog] = {}
+        self.states: dict[str, JobState] = {}
+
+    def reset(self) -> None:
+        self.logs.clear()
+        self.states.clear()
+
+    def _log(self, job: Job) -> JobLog | None:
+        lg = self.logs.get(job.id)
+        if lg is None:
+            if job.semantic is None or job.semantic.log_source is None or job.semantic.workdir is None:
+                return None
+            plan = load_plan(job)
+            path = Path(job.semantic.log_source)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("")  # a replay starts the log afresh
+            lg = self.logs[job.id] = JobLog(plan, path)
+        return lg
+
+    def update(self, js: JobState, now: float) -> None:
+        """Called for a running job (work_done must be advanced to `now`, as the engine does before
+        `on_running`)."""
+        lg = self._log(js.job)
+        if lg is None or lg.done:
+            return
+        self.states[js.job.id] = js
+        attempt = (js.extra.get("_run"), js.last_start)
+        if attempt != lg.attempt:
+            lg.attempt = attempt
+            w_start = max(0.0, js.work_done - js.speed * (now - js.last_start))
+            lg.restart(js.last_start, w_start)
+        lg.advance(lg.last_t if lg.last_t is not None else js.last_start, lg.last_w, now, js.work_done, js.speed)
+        lg.flush()
+
+    def finish(self, job: Job, now: float, runtime_s: float) -> None:
+        """The job ended at `now` (trace end, or terminated by the scheduler)."""
+        lg = self._log(job)
+        if lg is None or lg.done:
+            return
+        js = self.states.pop(job.id, None)
+        if js is not None:
+            w1, ended_by = js.work_done, js.ended_by
+            attempt = (js.extra.get("_run"), js.last_start)
+            if attempt != lg.attempt:
+                lg.attempt = attempt
+                lg.restart(js.last_start, max(0.0, js.work_done - js.speed * (now - js.last_start)))
+            t0 = lg.last_t if lg.last_t is not None else js.last_start
+        else:  # never seen running (shorter than one monitoring interval): one attempt of runtime_s
+            w1, ended_by = job.duration_s, "trace"
+            t0 = now - runtime_s
+            lg.restart(t0, 0.0)
+        if w1 > lg.last_w:
+            lg.advance(t0, lg.last_w, now, w1, 1.0)
+        lg.end(now, ended_by)
+
+
+class SemanticLogAnnotator(Annotator):
+    """Wraps an annotator: writes the augmented jobs' logs while they run, then lets the inner annotator
+    look (its `on_running` is called at this wrapper's interval, after the logs are written)."""
+
+    name = "semantic-logs"
+
+    def __init__(self, inner: Annotator, monitor_interval_s: float | None = None) -> None:
+        self.inner = inner
+        self.monitor_interval_s = monitor_interval_s or inner.monitor_interval_s or 300.0
+        self.writer = LogWriter()
+
+    def on_submit(self, job: Job, now: float) -> Annotation:
+        return self.inner.on_submit(job, now)
+
+    def on_running(self, sim: Simulator, js: JobState, now: float) -> Annotation | None:
+        self.writer.update(js, now)
+        return self.inner.on_running(sim, js, now)
+
+    def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
+        self.writer.finish(job, now, runtime_s)
+        self.inner.on_finish(job, now, runtime_s)
+
+    def reset(self, seed: int) -> None:
+        self.writer.reset()
+        self.inner.reset(seed)
+
+
+__all__ = ["EPOCH0", "STYLES", "JobLog", "LogWriter", "SemanticLogAnnotator", "failure_tail"]
