@@ -2,8 +2,10 @@
 
 1. Checks the local LLM server and runs the two LLM components on sample jobs from the datasets
    (the code analyzer on a training job's code, the log monitor on a failing job's log).
-2. Replays the embedded default trace (500 jobs, 64 GPUs, congested network) under each policy
-   with each available annotator and prints the table (average JCT, p99 JCT, queueing, failed GPU-h).
+2. Gives the embedded default trace (500 jobs) its semantic material (code, launch commands, logs
+   written by the simulator as jobs run), replays it on 64 GPUs with a congested network under each
+   policy with each annotator, `schedmate` (code analyzer + history + log monitor through the local
+   LLM) among them, and prints the table (average/p99 JCT, queueing, failed GPU-h) and the LLM cost.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import typer
 
 REPO = Path(__file__).resolve().parent.parent
 POLICIES = ("fifo", "sjf", "qssf", "tiresias", "delay")
-ANNOTATORS = ("none", "history", "helios", "oracle")
+ANNOTATORS = ("none", "history", "helios", "schedmate", "oracle")
 
 
 def _llm_components(console) -> None:
@@ -53,7 +55,8 @@ def _llm_components(console) -> None:
                       f"{json.dumps(report['failure'], default=str)}")
 
 
-def run_table(trace: str, cluster: str, network: str, policies: tuple[str, ...], annotators: tuple[str, ...]):
+def run_table(trace: str, cluster: str, network: str, policies: tuple[str, ...], annotators: tuple[str, ...],
+              semantic: Path | None = None, progress=None):
     import pandas as pd
 
     from schedmate.annotators import ANNOTATORS as REGISTRY
@@ -69,11 +72,16 @@ def run_table(trace: str, cluster: str, network: str, policies: tuple[str, ...],
         for annotator in annotators:
             if annotator not in REGISTRY:
                 continue
-            s = replay(jobs, policy=policy, annotator=annotator, cluster=cluster, network=network).summary
+            if progress is not None:
+                progress(f"{policy} / {annotator}")
+            s = replay(jobs, policy=policy, annotator=annotator, cluster=cluster, network=network,
+                       semantic=semantic).summary
+            cost = s.annotation or {}
             rows.append({"policy": policy, "annotator": annotator, "avg_jct_h": s.avg_jct_s / 3600,
                          "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
                          "makespan_h": s.makespan_s / 3600, "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600,
-                         "failed_gpu_h": s.failed_gpu_hours, "wall_s": s.wall_s})
+                         "failed_gpu_h": s.failed_gpu_hours, "llm_calls_per_job": cost.get("llm_calls_per_job"),
+                         "wall_s": s.wall_s})
     return pd.DataFrame(rows)
 
 
@@ -89,15 +97,21 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
         from rich.console import Console
         from rich.table import Table
 
-        console = Console(width=150)
+        console = Console(width=160)
         if not skip_llm:
             _llm_components(console)
-        df = run_table(trace, cluster, network, POLICIES, ANNOTATORS)
+        import os
+
+        semantic = Path(os.environ.get("SCHEDMATE_HOME", Path.home() / ".schedmate")) / "demo" / "semantic"
+        console.print(f"semantic material for the trace's jobs: {semantic}")
+        with console.status("replaying") as status:
+            df = run_table(trace, cluster, network, POLICIES, ANNOTATORS, semantic=semantic,
+                           progress=lambda what: status.update(f"replaying: {what}"))
         table = Table(title=f"trace {trace} on {cluster} GPUs, {network} network")
         for col in df.columns:
             table.add_column(col, justify="right" if df[col].dtype.kind == "f" else "left")
         for _, r in df.iterrows():
-            table.add_row(*[f"{v:.2f}" if isinstance(v, float) else str(v) for v in r])
+            table.add_row(*["-" if v is None or v != v else f"{v:.2f}" if isinstance(v, float) else str(v) for v in r])
         console.print(table)
         base = df[df["annotator"] == "none"].set_index("policy")["avg_jct_h"]
         for annotator in df["annotator"].unique():
