@@ -79,12 +79,14 @@ def replay(
     progress: bool = False,
     semantic: Path | bool | None = None,
     adapter: Any = "auto",
+    monitor_interval_s: float | None = None,
 ) -> ReplayResult:
     """Replay `trace` (a spec for `load_trace` or a list of jobs) and return metrics.
 
     `semantic`: give every job code, a launch command and a simulator-written log (the semantic
     augmentation, `schedmate.semantic`) under this directory (True: `out/semantic` or a temporary
-    directory). The `schedmate` annotator needs it and turns it on by itself. `adapter`: what acts on
+    directory). The `schedmate` annotator needs it and turns it on by itself; jobs' logs are written
+    (and read) every `monitor_interval_s` (default: the annotator's own). `adapter`: what acts on
     failure signals (default: `adapters.simulated.FailureSignalAdapter` when the annotator follows
     running jobs; None: nothing)."""
     if isinstance(trace, str):
@@ -113,7 +115,8 @@ def replay(
         else:
             root = Path(semantic)
         jobs = augment(jobs, root, seed)
-        ann = SemanticLogAnnotator(ann)
+        if ann.monitor_interval_s:  # logs are written only for annotators that read them
+            ann = SemanticLogAnnotator(ann, monitor_interval_s=monitor_interval_s)
     if adapter == "auto":
         from adapters.simulated import FailureSignalAdapter
 

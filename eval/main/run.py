@@ -73,6 +73,9 @@ def main() -> None:
         if a.traces and name not in a.traces:
             continue
         sem = a.out / "semantic" / name
+        # look at logs every ~1/200 of the median job, at least every 5 minutes of simulated time
+        durations = sorted(j.duration_s for j in jobs)
+        interval = max(300.0, durations[len(durations) // 2] / 200)
         for policy in a.policies:
             for annotator in a.annotators:
                 ann = annotator
@@ -82,7 +85,7 @@ def main() -> None:
                     ann = SemanticAnnotator(use_llm=False) if a.no_llm else SemanticAnnotator()
                 t0 = time.perf_counter()
                 s = replay(jobs, policy=policy, annotator=ann, cluster=cluster, network="congested",
-                           semantic=sem, seed=0).summary
+                           semantic=sem, seed=0, monitor_interval_s=interval).summary
                 cost = s.annotation or {}
                 rows.append({"trace": name, "policy": policy, "annotator": annotator, "jobs": s.jobs,
                              "avg_jct_h": s.avg_jct_s / 3600, "p99_jct_h": s.p99_jct_s / 3600,
