@@ -92,8 +92,8 @@ class Monitor:
     """Progress, remaining time and failures from one job's log.
 
     `clock`: seconds (any epoch) used for hang detection while following a log without timestamps; a
-    line's arrival time is taken from it. `hang_factor` x iteration time (at least `hang_min_s`) without
-    progress is a hang.
+    line's arrival time is taken from it. `hang_factor` x iteration time (at least `hang_min_s`, and at
+    least 3x the mean gap between progress lines) without progress is a hang.
     """
 
     def __init__(
@@ -420,7 +420,7 @@ class Monitor:
         it = p.iteration_time()
         if it is None:
             return None
-        threshold = max(self.hang_factor * it, self.hang_min_s)
+        threshold = max(self.hang_factor * it, self.hang_min_s, 3.0 * (p.line_gap() or 0.0))
         if p.in_pause:
             threshold += max(3 * max(p.pauses, default=0.0), 1800.0)
         idle: float | None = None

@@ -60,9 +60,16 @@ class ProgressTracker:
         self.step_events = 0
         self.last_step_line: int | None = None
         self.last_step_ts: float | None = None
+        self.first_step_ts: float | None = None
         self.last_step_clock: float | None = None
         self.totals_by_count: dict[int, int] = {}
         self.done = False
+
+    def line_gap(self) -> float | None:
+        """Mean seconds between progress lines (a job that logs every 10 minutes is not hung after 5)."""
+        if self.first_step_ts is None or self.last_step_ts is None or self.step_events < 2:
+            return None
+        return max(0.0, self.last_step_ts - self.first_step_ts) / (self.step_events - 1)
 
     # -- updates --------------------------------------------------------------------------
     def on_pause(self, lineno: int) -> None:
@@ -137,6 +144,8 @@ class ProgressTracker:
         self.last_step_line = lineno
         if ts is not None:
             self.last_step_ts = ts
+            if self.first_step_ts is None:
+                self.first_step_ts = ts
         if clock is not None:
             self.last_step_clock = clock
         if self.total_steps is not None and step >= self.total_steps and not self.per_epoch:

@@ -81,8 +81,9 @@ ACME_KINDS: dict[str, set[str]] = {
 TRAINING_KINDS = {"train", "pretrain", "sft", "mllm"}
 LOG_LINES_TARGET = 2000
 """Progress lines per job are kept near this by raising the logging interval of very long runs..."""
-MAX_LOG_GAP_S = 120.0
-"""...as long as progress lines stay at most about this far apart (nominal speed)."""
+MAX_LOG_GAP_S = 1800.0
+"""...as long as progress lines stay at most about this far apart (nominal speed); the log monitor
+scales its hang threshold with the gap between progress lines, so a quiet log is not a hung one."""
 
 
 @dataclass
