@@ -1362,6 +1362,10 @@ def templates_for(num_gpus: int, kinds: set[str] | None = None, workload: str | 
     return out
 
 
+MAX_EPOCHS = 300
+"""Per-epoch templates never configure more epochs than this; longer runs get longer epochs."""
+
+
 def default_params(t: Template, num_gpus: int, steps: int, seed: int = 0) -> Params:
     """Parameters for `t` on `num_gpus` GPUs with `steps` configured steps (for per-epoch templates the steps
     are split into epochs of the template's epoch length, scaled by GPUs)."""
@@ -1374,6 +1378,8 @@ def default_params(t: Template, num_gpus: int, steps: int, seed: int = 0) -> Par
         spe = max(1, t.steps_per_epoch * 8 // max(1, num_gpus))
         if steps < spe:
             spe = max(1, steps)
+        if steps > MAX_EPOCHS * spe:  # a very long run reads a bigger dataset, not 10^5 tiny epochs
+            spe = -(-steps // MAX_EPOCHS)
         epochs = max(1, round(steps / spe))
         p = replace(p, epochs=epochs, steps_per_epoch=spe, steps=epochs * spe, log_every=max(1, min(log_every, spe)))
     return p
