@@ -73,9 +73,9 @@ def main() -> None:
         if a.traces and name not in a.traces:
             continue
         sem = a.out / "semantic" / name
-        # look at logs every ~1/200 of the median job, at least every 5 minutes of simulated time
+        # look at logs every ~1/20 of the median job, and not more often than every 5 minutes
         durations = sorted(j.duration_s for j in jobs)
-        interval = max(300.0, durations[len(durations) // 2] / 200)
+        interval = max(300.0, durations[len(durations) // 2] / 20)
         for policy in a.policies:
             for annotator in a.annotators:
                 ann = annotator
