@@ -42,7 +42,7 @@ def traces(n: int):
     if pods.exists():
         jobs = [j for j in load_trace(str(pods)).jobs if j.num_gpus >= 1]
         window = jobs[3000:3000 + n]
-        out["alibaba2023"] = (rebase(window, 4.0), "64")
+        out["alibaba2023"] = (rebase(window, 40.0), "32")
     out["helios"] = (rebase(load_trace(f"synth:helios:{n}:3").jobs, 1.2), "256")
     return out
 
