@@ -73,6 +73,8 @@ class SemanticAnnotator(HistoryAnnotator):
         self._iteration_times: dict[tuple, list[float]] = {}
         self._cursors: dict[str, _LogCursor] = {}
         self._submit_pred: dict[str, Any] = {}
+        self.predictions: dict[str, list[tuple[float, float]]] = {}
+        """job id -> [(seconds run so far, predicted total run time)]: at submission, then at each look."""
         self.stats = {"jobs": 0, "profiled": 0, "code_llm_calls": 0, "log_llm_calls": 0, "annotate_s": 0.0,
                       "log_looks": 0}
         self._cache = None
@@ -128,6 +130,7 @@ class SemanticAnnotator(HistoryAnnotator):
         self._iteration_times.clear()
         self._cursors.clear()
         self._submit_pred.clear()
+        self.predictions.clear()
         self.stats.pop("profile_errors", None)
         for k in self.stats:
             self.stats[k] = 0.0 if k == "annotate_s" else 0
@@ -140,6 +143,8 @@ class SemanticAnnotator(HistoryAnnotator):
         self.stats["jobs"] += 1
         self.stats["annotate_s"] += time.perf_counter() - t0
         calls = prof.llm_calls if prof is not None else 0
+        if base.predicted_duration is not None:
+            self.predictions[job.id] = [(0.0, base.predicted_duration.p50)]
         prov = base.provenance + (Provenance(component="code", llm_calls=calls,
                                              latency_s=time.perf_counter() - t0),)
         return base.model_copy(update={
@@ -180,6 +185,7 @@ class SemanticAnnotator(HistoryAnnotator):
             rem = self.predictor.refine(Progress(current_step=prog.current_step, total_steps=total or None,
                                                  iteration_time_s=prog.iteration_time_s, elapsed_s=elapsed))
             if rem is not None:
+                self.predictions.setdefault(js.job.id, []).append((elapsed, elapsed + rem.p50))
                 update["predicted_remaining_s"] = rem.p50
                 update["predicted_duration"] = DurationEstimate(
                     p10=elapsed + rem.p10, p50=elapsed + rem.p50, p90=elapsed + rem.p90)

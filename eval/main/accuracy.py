@@ -1,0 +1,62 @@
+"""Duration-prediction accuracy of the `schedmate` annotator, at submission and at 25 % progress.
+
+    .venv/bin/python -m eval.main.accuracy [--jobs 600] [--llm]
+
+Replays each main-table trace once (FIFO) with the semantic annotator, then compares, for every job
+that ran, the predicted total run time with the run time it actually had: at submission (history +
+code work estimate) and at the first look at its log after 25 % of its run (log-monitor progress).
+Yardsticks as in the issue: share of jobs within 25 % / 50 % / 2x.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from eval.main.run import traces
+from schedmate.annotators.semantic import SemanticAnnotator
+from schedmate.replay import replay
+
+
+def shares(pred: list[float | None], truth: list[float]) -> dict[str, float]:
+    n = len(truth)
+    def within(f) -> float:
+        return sum(1 for p, t in zip(pred, truth) if p is not None and t > 0 and f(p / t)) / max(1, n)
+    return {"jobs": n, "within_25pct": within(lambda r: abs(r - 1) <= 0.25),
+            "within_50pct": within(lambda r: abs(r - 1) <= 0.5), "within_2x": within(lambda r: 0.5 <= r <= 2.0),
+            "coverage": sum(p is not None for p in pred) / max(1, n)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--jobs", type=int, default=600)
+    ap.add_argument("--llm", action="store_true")
+    ap.add_argument("--out", type=Path, default=Path("eval/main/results_accuracy"))
+    a = ap.parse_args()
+    rows = []
+    for name, (jobs, cluster) in traces(a.jobs).items():
+        durations = sorted(j.duration_s for j in jobs)
+        interval = max(300.0, durations[len(durations) // 2] / 20)
+        ann = SemanticAnnotator(use_llm=a.llm)
+        r = replay(jobs, policy="fifo", annotator=ann, cluster=cluster, network="congested",
+                   semantic=a.out / "semantic" / name, monitor_interval_s=interval)
+        ran = r.jobs[r.jobs["run_s"] > 0].set_index("job_id")["run_s"]
+        at_submit, at_quarter, truth = [], [], []
+        for jid, run in ran.items():
+            hist = ann.predictions.get(jid, [])
+            truth.append(run)
+            at_submit.append(hist[0][1] if hist and hist[0][0] == 0.0 else None)
+            later = [p for e, p in hist if e >= 0.25 * run]
+            at_quarter.append(later[0] if later else None)
+        for when, pred in (("submission", at_submit), ("25% progress", at_quarter)):
+            rows.append({"trace": name, "when": when, **shares(pred, truth)})
+    df = pd.DataFrame(rows)
+    a.out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(a.out / "accuracy.csv", index=False)
+    print(df.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+
+
+if __name__ == "__main__":
+    main()
