@@ -72,7 +72,6 @@ class SemanticAnnotator(HistoryAnnotator):
         self._profiles: dict[str, Any] = {}
         self._iteration_times: dict[tuple, list[float]] = {}
         self._cursors: dict[str, _LogCursor] = {}
-        self._submit_pred: dict[str, Any] = {}
         self.predictions: dict[str, list[tuple[float, float]]] = {}
         """job id -> [(seconds run so far, predicted total run time)]: at submission, then at each look."""
         self.stats = {"jobs": 0, "profiled": 0, "code_llm_calls": 0, "log_llm_calls": 0, "annotate_s": 0.0,
@@ -129,7 +128,6 @@ class SemanticAnnotator(HistoryAnnotator):
         self._profiles.clear()
         self._iteration_times.clear()
         self._cursors.clear()
-        self._submit_pred.clear()
         self.predictions.clear()
         self.stats.pop("profile_errors", None)
         for k in self.stats:
@@ -169,10 +167,9 @@ class SemanticAnnotator(HistoryAnnotator):
         self.stats["log_llm_calls"] += report.llm_calls - before
         self.stats["annotate_s"] += time.perf_counter() - t0
         prog = report.progress
-        if prog.iteration_time_s:
-            prof = self._profile(js.job)
-            if prof is not None:
-                self._iteration_times.setdefault(self._shape(prof, js.job), []).append(prog.iteration_time_s)
+        prof = self._profile(js.job)
+        if prog.iteration_time_s and prof is not None:
+            self._iteration_times.setdefault(self._shape(prof, js.job), []).append(prog.iteration_time_s)
         ann = js.annotation
         update: dict[str, Any] = {"made_at": now}
         if report.failure.failed:
@@ -181,7 +178,7 @@ class SemanticAnnotator(HistoryAnnotator):
             update.update(annotation_fields(report))
         elif prog.current_step:
             elapsed = max(0.0, js.executed_at(now))
-            total = prog.total_steps or (self._profile(js.job).value("train_steps") if self._profile(js.job) else None)
+            total = prog.total_steps or (prof.value("train_steps") if prof is not None else None)
             rem = self.predictor.refine(Progress(current_step=prog.current_step, total_steps=total or None,
                                                  iteration_time_s=prog.iteration_time_s, elapsed_s=elapsed))
             if rem is not None:
@@ -195,8 +192,6 @@ class SemanticAnnotator(HistoryAnnotator):
 
     def cost_summary(self) -> dict[str, Any]:
         """LLM calls and tokens per job, and annotation seconds per job, over this replay."""
-        from schedmate.llm import LLMClient  # noqa: F401  (the ledger lives with the client)
-
         jobs = max(1, self.stats["jobs"])
         calls = self.stats["code_llm_calls"] + self.stats["log_llm_calls"]
         return {
