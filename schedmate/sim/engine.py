@@ -94,6 +94,8 @@ class Simulator:
         self.log: list[dict] = []
         """Policy decisions worth keeping (e.g. tuned timers over time)."""
         self._dirty = False
+        self.ended = 0
+        """Jobs that have ended, however (finish, failure signal, zero length)."""
         self.audit: list[tuple[float, str, int, Placement]] = []
 
     # ------------------------------------------------------------------ event plumbing
@@ -113,7 +115,6 @@ class Simulator:
         if sched.tick_s and self.jobs:
             self.push(self.jobs[0].job.submit_time + sched.tick_s, TICK)
         heap = self._heap
-        finished = 0
         total = len(self.jobs)
         while heap:
             if until is not None and heap[0][0] > until:
@@ -125,9 +126,8 @@ class Simulator:
                 js = self.jobs[idx]
                 if version == js.version and js.status is Status.running:
                     self._finish(js, t)
-                    finished += 1
-                    if progress is not None and finished % 1000 == 0:
-                        progress(finished)
+                    if progress is not None and self.ended % 1000 == 0:
+                        progress(self.ended)
             elif kind == ARRIVAL:
                 self._arrive(self.jobs[idx], t)
             elif kind == KEY_CHANGE:
@@ -149,9 +149,8 @@ class Simulator:
                     if js.status is Status.running and version == js.extra.get("_run"):
                         self.push(t + self.annotator.monitor_interval_s, MONITOR, idx, version)
             elif kind == TICK:
-                # `heap`: zero-length jobs end on arrival without a FINISH, so `finished` may never
-                # reach `total`; with nothing else left to happen the ticks stop too.
-                if finished < total and heap:
+                # With nothing else left to happen (`heap` empty) the ticks stop too.
+                if self.ended < total and heap:
                     if sched.on_tick is not None:
                         sched.on_tick(self, t)
                     self._dirty = True
@@ -160,7 +159,7 @@ class Simulator:
                 self._dirty = False
                 self._schedule(t)
         if progress is not None:
-            progress(finished)
+            progress(self.ended)
         return self
 
     # ------------------------------------------------------------------ job transitions
@@ -172,6 +171,7 @@ class Simulator:
             js.status = Status.done
             js.end_time = t
             js.first_start = t
+            self.ended += 1
             self.annotator.on_finish(js.job, t, 0.0)
             return
         self._enqueue(js, t)
@@ -320,6 +320,7 @@ class Simulator:
         js.work_done = js.work_total
         js.status = Status.done
         js.end_time = t
+        self.ended += 1
         self.annotator.on_finish(js.job, t, js.executed_s)
         self._dirty = True
 
@@ -335,6 +336,7 @@ class Simulator:
         js.status = Status.done
         js.end_time = t
         js.ended_by = reason
+        self.ended += 1
         if js.first_start is None:
             js.first_start = t
         self.annotator.on_finish(js.job, t, js.executed_s)

@@ -45,6 +45,7 @@ def test_a_confident_failure_signal_ends_the_job_at_detection_for_every_policy(p
     assert ends(sim) == {"sick": approx(300), "waiting": approx(400)}
     assert adapter.decisions[0]["verdict"] == "terminate"
     assert sim.jobs[0].ended_by == "signal"
+    assert sim.ended == 2  # a job ended by a signal counts once, like a finished one
 
 
 def test_a_low_confidence_signal_changes_nothing():

@@ -55,6 +55,7 @@ def test_no_gpu_is_ever_double_allocated_and_every_job_ends_exactly_once(policy,
     sim = run(jobs, cluster(6, 8, per_rack=2, network=network), policy, annotator, placement)
     replay_audit_never_oversubscribes(sim)
     assert all(js.status is Status.done for js in sim.jobs)
+    assert sim.ended == len(jobs)
     stops = [idx for _, what, idx, _ in sim.audit if what == "stop"]
     starts = [idx for _, what, idx, _ in sim.audit if what == "start"]
     assert len(stops) == len(starts)
