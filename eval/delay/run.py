@@ -9,12 +9,17 @@ placement (and, for delay, its preemption and tuner) differs. Workloads, on a 25
 * `philly`: `derived:philly:800:0:0.45` (real Philly arrivals, GPU counts and durations; arrivals
   stretched x 1/0.45 so the offered load sum(GPUs x duration) / (256 x arrival span) is about 0.9).
 * `helios`: `synth:helios:3000:0` with `target_load=0.9, cluster_gpus=256, max_gpus=64`.
+* `distributed`: `synth:distributed:800:0` (multi-GPU jobs only, 2-32 GPUs, Gavel's durations and
+  distributed models; offered load 0.9 on 256 GPUs; `schedmate/traces/distributed.py`).
+* `distributed-4gpu`: the same jobs on 64 nodes x 4 GPUs (16 nodes a rack), the server size of
+  the published testbeds (Tiresias, Pollux), where 8-GPU jobs span two nodes.
 
-Jobs get catalogue workload classes (`replay.assign_workloads`, seeded), i.e. the catalogue's mix of
-sensitive and insensitive models. Networks `ideal`, `congested:4`, `congested:8`; annotators `none`
+Philly/helios jobs get catalogue workload classes (`replay.assign_workloads`, seeded), i.e. the
+catalogue's mix of sensitive and insensitive models; distributed jobs carry Gavel's model mix. Networks `ideal`, `congested:4`, `congested:8`; annotators `none`
 (sensitivity unknown: every job alike) and `oracle`. Outputs: results.csv, results.md, one PNG per
-workload x annotator (makespan, average JCT, p99 JCT, communication overhead per network), and
-tuner_log.csv (the tuned timers over time).
+workload x annotator (makespan, average JCT, p99 JCT, communication overhead per network),
+queue_by_size.csv (queueing, stretch and spreading per GPU count) and tuner_log.csv (the tuned timers
+over time).
 """
 
 from __future__ import annotations
@@ -33,17 +38,36 @@ from schedmate.replay import replay
 from schedmate.traces import load_trace
 
 CLUSTER = "256"
+CLUSTER_4GPU = "nodes=64,gpus=4,rack=16"
 NETWORKS = ("ideal", "congested:4", "congested:8")
 ANNOTATORS = ("none", "oracle")
 POLICIES = ("consolidate", "scatter", "random", "delay", "delay-tuned")
 
 
-def workloads(quick: bool) -> dict[str, list]:
-    n_philly, n_helios = (300, 1000) if quick else (800, 3000)
+def workloads(quick: bool) -> dict[str, tuple[list, str]]:
+    """name -> (jobs, cluster spec); every cluster has 256 GPUs."""
+    n_philly, n_helios, n_dist = (300, 1000, 300) if quick else (800, 3000, 800)
+    dist = load_trace(f"synth:distributed:{n_dist}:0", target_load=0.9, cluster_gpus=256).jobs
     return {
-        "philly": load_trace(f"derived:philly:{n_philly}:0:0.45").jobs,
-        "helios": load_trace(f"synth:helios:{n_helios}:0", target_load=0.9, cluster_gpus=256, max_gpus=64).jobs,
+        "philly": (load_trace(f"derived:philly:{n_philly}:0:0.45").jobs, CLUSTER),
+        "helios": (load_trace(f"synth:helios:{n_helios}:0", target_load=0.9, cluster_gpus=256, max_gpus=64).jobs,
+                   CLUSTER),
+        "distributed": (dist, CLUSTER),
+        "distributed-4gpu": (dist, CLUSTER_4GPU),
     }
+
+
+def by_size(res, keys: dict) -> list[dict]:
+    """Per GPU count: mean queueing, mean stretch (run / consolidated duration) and share spread."""
+    j = res.jobs
+    out = []
+    for g, grp in j.groupby("num_gpus"):
+        out.append({**keys, "num_gpus": int(g), "jobs": len(grp), "avg_queue_h": grp["queue_s"].mean() / 3600,
+                    "avg_jct_h": grp["jct_s"].mean() / 3600,
+                    "stretch": (grp["run_s"] / grp["duration_s"].clip(lower=1e-9)).mean(),
+                    "spread_share": float((grp["max_nodes"] > 1).mean()),
+                    "comm_gpu_h": grp["comm_lost_gpu_s"].sum() / 3600})
+    return out
 
 
 def offered_load(jobs: list, gpus: int = 256) -> float:
@@ -57,20 +81,20 @@ def scheduler(policy: str) -> Scheduler:
     return build_scheduler("fifo-nb", policy)
 
 
-def run_all(quick: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    rows, logs = [], []
+def run_all(quick: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    rows, logs, sizes = [], [], []
     wl = workloads(quick)
-    for wname, jobs in wl.items():
+    for wname, (jobs, cluster) in wl.items():
         for net in NETWORKS:
             for ann in ANNOTATORS:
                 for pol in POLICIES:
                     sched = scheduler(pol)
                     t0 = time.perf_counter()
-                    res = replay(jobs, scheduler=sched, annotator=ann, cluster=CLUSTER, network=net, seed=0)
+                    res = replay(jobs, scheduler=sched, annotator=ann, cluster=cluster, network=net, seed=0)
                     s = res.summary
                     tuner = sched.on_tick
                     row = {
-                        "workload": wname, "network": net, "annotator": ann, "policy": pol, "jobs": s.jobs,
+                        "workload": wname, "cluster": cluster, "network": net, "annotator": ann, "policy": pol, "jobs": s.jobs,
                         "offered_load": round(offered_load(jobs), 3),
                         "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
                         "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
@@ -86,13 +110,14 @@ def run_all(quick: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
                         lv = sched.placement.levels
                         row.update(placed_L0=lv[0], placed_L1=lv[1], placed_L2=lv[2])
                     rows.append(row)
+                    sizes += by_size(res, {"workload": wname, "network": net, "annotator": ann, "policy": pol})
                     for e in res.sim.log:
                         if e.get("event") == "delay_tuner":
                             logs.append({"workload": wname, "network": net, "annotator": ann, **e})
-                    typer.echo(f"{wname:6s} {net:12s} {ann:6s} {pol:12s} makespan {row['makespan_h']:8.1f} h  "
+                    typer.echo(f"{wname:16s} {net:12s} {ann:6s} {pol:12s} makespan {row['makespan_h']:8.1f} h  "
                                f"avg JCT {row['avg_jct_h']:7.2f} h  comm {row['comm_overhead_gpu_h']:9.0f} GPU-h  "
                                f"wall {time.perf_counter() - t0:5.2f} s")
-    return pd.DataFrame(rows), pd.DataFrame(logs)
+    return pd.DataFrame(rows), pd.DataFrame(logs), pd.DataFrame(sizes)
 
 
 def relative(df: pd.DataFrame) -> pd.DataFrame:
@@ -131,7 +156,7 @@ def plots(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_title(label)
             ax.set_yscale("symlog" if m == "comm_overhead_gpu_h" else "log")
         axes[0].legend(fontsize=7)
-        fig.suptitle(f"{wname} / annotator {ann} / 256 GPUs / order fifo-nb")
+        fig.suptitle(f"{wname} / annotator {ann} / {g.cluster.iloc[0]} (256 GPUs) / order fifo-nb")
         fig.tight_layout()
         p = out / f"{wname}_{ann}.png"
         fig.savefig(p, dpi=110)
@@ -141,12 +166,13 @@ def plots(df: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def markdown(rel: pd.DataFrame) -> str:
-    cols = ["workload", "network", "annotator", "policy", "makespan_h", "avg_jct_h", "p99_jct_h",
-            "comm_overhead_gpu_h", "preemptions", "spread_jobs", "makespan_vs_consolidate_pct",
+    cols = ["workload", "network", "annotator", "policy", "makespan_h", "avg_jct_h", "p99_jct_h", "avg_queue_h",
+            "gpu_util", "comm_overhead_gpu_h", "preemptions", "spread_jobs", "makespan_vs_consolidate_pct",
             "avg_jct_vs_consolidate_pct", "comm_vs_scatter_pct", "tuner_share"]
     t = rel[cols].copy()
-    for c in ("makespan_h", "avg_jct_h", "p99_jct_h"):
+    for c in ("makespan_h", "avg_jct_h", "p99_jct_h", "avg_queue_h"):
         t[c] = t[c].map(lambda v: f"{v:.1f}" if v >= 10 else f"{v:.2f}")
+    t["gpu_util"] = t["gpu_util"].map(lambda v: f"{v:.2f}")
     t["comm_overhead_gpu_h"] = t["comm_overhead_gpu_h"].map(lambda v: f"{v:,.0f}")
     for c in ("makespan_vs_consolidate_pct", "avg_jct_vs_consolidate_pct", "comm_vs_scatter_pct"):
         t[c] = t[c].map(lambda v: f"{v:+.1f}")
@@ -156,21 +182,30 @@ def markdown(rel: pd.DataFrame) -> str:
 
 
 SWEEP_COMPRESS = (0.45, 1.0, 2.0, 5.0)
+SWEEP_LOADS = (0.9, 1.5, 3.0)
 
 
 def load_sweep(out: Path) -> pd.DataFrame:
-    """Philly-derived workload at several load levels (arrivals compressed more), congested:4, fixed delay."""
+    """Philly-derived workload at several load levels (arrivals compressed more) and the distributed
+    workload at several offered loads on both node sizes; congested:4, fixed delay."""
+    cases: list[tuple[str, str, float, list]] = [
+        ("philly", CLUSTER, c, load_trace(f"derived:philly:800:0:{c}").jobs) for c in SWEEP_COMPRESS]
+    for load in SWEEP_LOADS:
+        dist = load_trace("synth:distributed:800:0", target_load=load, cluster_gpus=256).jobs
+        cases += [("distributed", CLUSTER, float("nan"), dist), ("distributed-4gpu", CLUSTER_4GPU, float("nan"), dist)]
     rows = []
-    for c in SWEEP_COMPRESS:
-        jobs = load_trace(f"derived:philly:800:0:{c}").jobs
+    for wname, cluster, c, jobs in cases:
         for ann in ANNOTATORS:
             for pol in ("consolidate", "scatter", "delay"):
-                s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=CLUSTER, network="congested:4").summary
-                rows.append({"compress": c, "offered_load": round(offered_load(jobs), 2), "annotator": ann,
+                s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=cluster, network="congested:4").summary
+                rows.append({"workload": wname, "compress": c, "offered_load": round(offered_load(jobs), 2),
+                             "annotator": ann,
                              "policy": pol, "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
                              "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
-                             "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "preemptions": s.preemptions})
-                typer.echo(f"sweep compress {c} {ann} {pol}: avg JCT {rows[-1]['avg_jct_h']:.2f} h")
+                             "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "gpu_util": s.gpu_utilization,
+                             "preemptions": s.preemptions})
+                typer.echo(f"sweep {wname} load {rows[-1]['offered_load']} {ann} {pol}: "
+                           f"avg JCT {rows[-1]['avg_jct_h']:.2f} h")
     df = pd.DataFrame(rows)
     df.to_csv(out / "load_sweep.csv", index=False)
     return df
@@ -186,15 +221,17 @@ def main(
     t0 = time.perf_counter()
     if sweep and not quick:
         load_sweep(out)
-    df, logs = run_all(quick, out)
+    df, logs, sizes = run_all(quick, out)
     df.to_csv(out / "raw.csv", index=False)
+    sizes.to_csv(out / "queue_by_size.csv", index=False)
     rel = relative(df)
     rel.to_csv(out / "results.csv", index=False)
     (out / "results.md").write_text(markdown(rel))
     if len(logs):
         logs.to_csv(out / "tuner_log.csv", index=False)
     plots(df, out)
-    typer.echo(f"wrote {out}/results.csv, results.md, plots, tuner_log.csv in {time.perf_counter() - t0:.0f} s")
+    typer.echo(f"wrote {out}/results.csv, results.md, queue_by_size.csv, plots, tuner_log.csv "
+               f"in {time.perf_counter() - t0:.0f} s")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ and every (policy, annotator) pair replays the same augmented jobs on the same c
 difference is what the scheduler knows. Annotators: `none` (metadata only), `lastk`, `helios`,
 `lucid`, `history` (published-style predictors), `schedmate` (code analyzer + history + log monitor,
 through the local LLM when one is served; `--no-llm` for the static and rule paths alone) and
-`oracle` (perfect knowledge). Writes results.csv and results.md; prints the ratios to `none`.
+`oracle` (perfect knowledge). Writes results.csv, results.md and one plot per trace (main_<trace>.png:
+average JCT, p99 JCT, queueing delay, failed GPU-hours); prints the ratios to `none`.
 
 Traces (each loaded to roughly the cluster's capacity so that scheduling matters):
 * philly: `derived:philly` (real Philly arrivals, GPU counts and durations), arrivals compressed.
@@ -110,6 +111,10 @@ def main() -> None:
         f"{os.environ.get('SCHEDMATE_LLM_BASE_URL', 'recorded serve state')}\n\n"
         + markdown(show) + "\n")
     print(show.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    from eval.main.plots import plot_table
+
+    for path in plot_table(a.out / "results.csv"):
+        print(f"plot: {path}")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ class HistoryAnnotator(Annotator):
         self.keep_evidence = keep_evidence
         self._retriever_options = retriever_options
         self.evidence: dict[str, Prediction] = {}
+        """job id -> its submission prediction, while the job is in the system (with the retrieval when
+        `keep_evidence`, kept after the finish too), for `refine` and for reports."""
         self.store = self._open()
         self._build()
 
@@ -68,14 +70,16 @@ class HistoryAnnotator(Annotator):
     def on_submit(self, job: Job, now: float) -> Annotation:
         code = self.code_estimates(job) if self.code_estimates is not None else None
         pred = self.predictor.predict(query_text(job, self._profile(job)), job.user, now, job.num_gpus, code)
-        if self.keep_evidence:
-            self.evidence[job.id] = pred
+        self.evidence[job.id] = pred if self.keep_evidence else Prediction(
+            pred.estimate, pred.sources, pred.p_early, None, pred.samples)
         return Annotation(
             job_id=job.id, made_at=now, predicted_duration=pred.estimate,
             provenance=(Provenance(component="history:" + ("+".join(pred.sources) or "none")),),
         )
 
     def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
+        if not self.keep_evidence:
+            self.evidence.pop(job.id, None)
         result = self.store.add([HistoryRecord.from_job(job, now, runtime_s, self._profile(job))])
         if result.rejected:  # a job the trace let through but history cannot use: say so, keep going
             import sys

@@ -19,6 +19,7 @@ bounded) and the log monitor (rules win; a line that addresses the model is neve
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,21 @@ from schedmate.records import (
     Provenance,
     slowdown_from_sensitivity,
 )
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """What one job's log showed about its shape."""
+
+    num_gpus: int
+    iteration_time_s: float
+    batches_per_epoch: float | None
+    """Steps per epoch x GPUs (the dataset in per-GPU batches), for epoch-based jobs."""
+
+
+def _median(xs: list[float]) -> float:
+    ys = sorted(xs)
+    return ys[len(ys) // 2]
 
 
 class _LogCursor:
@@ -62,15 +78,17 @@ class SemanticAnnotator(HistoryAnnotator):
     name = "schedmate"
 
     def __init__(self, use_llm: bool | None = None, monitor_interval_s: float = 600.0,
-                 embedder: str = "hashed", **history_options: Any) -> None:
+                 embedder: str = "hashed", first_look_s: float = 10.0, **history_options: Any) -> None:
         if use_llm is None:
             from schedmate.llm import serving
 
             use_llm = serving.running_server() is not None
         self.use_llm = use_llm
         self.monitor_interval_s = monitor_interval_s
+        self.first_look_s = first_look_s
         self._profiles: dict[str, Any] = {}
-        self._iteration_times: dict[tuple, list[float]] = {}
+        self._measured: dict[tuple, dict[str, _Measured]] = {}
+        """(model, micro batch, sequence length) -> {job id: what its log showed}."""
         self._cursors: dict[str, _LogCursor] = {}
         self.predictions: dict[str, list[tuple[float, float]]] = {}
         """job id -> [(seconds run so far, predicted total run time)]: at submission, then at each look."""
@@ -108,25 +126,49 @@ class SemanticAnnotator(HistoryAnnotator):
         return {k: prof.value(k) for k in ("framework", "model_name", "num_gpus", "train_steps", "micro_batch_size")}
 
     @staticmethod
-    def _shape(prof: Any, job: Job) -> tuple:
-        return (prof.value("model_name"), prof.value("micro_batch_size"), prof.value("seq_len"), job.num_gpus)
+    def _shape(prof: Any) -> tuple:
+        return (prof.value("model_name"), prof.value("micro_batch_size"), prof.value("seq_len"))
 
     def _code_estimate(self, job: Job) -> CodeEstimate | None:
+        """Configured steps (or epochs x steps per epoch) x the iteration time that earlier jobs of the same
+        model, micro batch and sequence length showed in their logs: on the same GPU count when there are
+        such jobs, else on any (data-parallel weak scaling: the per-GPU batch sets the step time, and an
+        epoch has as many steps as the dataset holds global batches), at a lower confidence."""
         prof = self._profile(job)
         if prof is None:
             return None
-        steps = prof.value("train_steps")
-        seen = self._iteration_times.get(self._shape(prof, job))
-        if not steps or not seen:
+        seen = self._measured.get(self._shape(prof))
+        if not seen:
             return None
-        seen = sorted(seen)
-        return CodeEstimate(total_steps=int(steps), iteration_time_s=seen[len(seen) // 2], confidence=0.7)
+        same = [m for m in seen.values() if m.num_gpus == job.num_gpus]
+        pool, confidence = (same, 0.7) if same else (list(seen.values()), 0.5)
+        steps = prof.value("train_steps")
+        epochs = prof.value("epochs")
+        if not steps and epochs:
+            per_epoch = [m.batches_per_epoch / max(1, job.num_gpus) for m in pool if m.batches_per_epoch]
+            if per_epoch:
+                steps = max(1, round(float(epochs) * _median(per_epoch)))
+                confidence -= 0.1
+        if not steps:
+            return None
+        return CodeEstimate(total_steps=int(steps), iteration_time_s=_median([m.iteration_time_s for m in pool]),
+                            confidence=confidence)
+
+    def _remember(self, job: Job, prof: Any, prog: Any) -> None:
+        """Keep what this job's log shows about its shape (the latest look wins)."""
+        if not prog.iteration_time_s:
+            return
+        per_epoch = None
+        if prog.total_epochs and prog.steps_done is not None and prog.steps_left is not None:
+            per_epoch = (prog.steps_done + prog.steps_left) / prog.total_epochs * max(1, job.num_gpus)
+        self._measured.setdefault(self._shape(prof), {})[job.id] = _Measured(
+            job.num_gpus, prog.iteration_time_s, per_epoch)
 
     # -------------------------------------------------------------------------------- annotator
     def reset(self, seed: int) -> None:
         super().reset(seed)
         self._profiles.clear()
-        self._iteration_times.clear()
+        self._measured.clear()
         self._cursors.clear()
         self.predictions.clear()
         self.stats.pop("profile_errors", None)
@@ -151,6 +193,13 @@ class SemanticAnnotator(HistoryAnnotator):
             "provenance": prov,
         })
 
+    def monitor_delay(self, js: Any, run_s: float) -> float:
+        """Looks at `first_look_s`, then each time the run has doubled, until `monitor_interval_s`: a
+        short job gets a look between 25 % and 50 % of its run, and early crashes are caught early,
+        at the price of a few more reads of a short log (the rules read it; the LLM sees only new
+        unknown lines, so its calls do not grow)."""
+        return max(1.0, min(self.monitor_interval_s, max(self.first_look_s, run_s)))
+
     def on_running(self, sim: Any, js: Any, now: float) -> Annotation | None:
         sem = js.job.semantic
         if sem is None or not sem.log_source:
@@ -168,8 +217,8 @@ class SemanticAnnotator(HistoryAnnotator):
         self.stats["annotate_s"] += time.perf_counter() - t0
         prog = report.progress
         prof = self._profile(js.job)
-        if prog.iteration_time_s and prof is not None:
-            self._iteration_times.setdefault(self._shape(prof, js.job), []).append(prog.iteration_time_s)
+        if prof is not None:
+            self._remember(js.job, prof, prog)
         ann = js.annotation
         update: dict[str, Any] = {"made_at": now}
         if report.failure.failed:
@@ -178,9 +227,10 @@ class SemanticAnnotator(HistoryAnnotator):
             update.update(annotation_fields(report))
         elif prog.current_step:
             elapsed = max(0.0, js.executed_at(now))
-            total = prog.total_steps or (prof.value("train_steps") if prof is not None else None)
-            rem = self.predictor.refine(Progress(current_step=prog.current_step, total_steps=total or None,
-                                                 iteration_time_s=prog.iteration_time_s, elapsed_s=elapsed))
+            done, total = self._steps(prog, prof)
+            rem = self.predictor.refine(Progress(current_step=done, total_steps=total,
+                                                 iteration_time_s=prog.iteration_time_s, elapsed_s=elapsed),
+                                        self.evidence.get(js.job.id))
             if rem is not None:
                 self.predictions.setdefault(js.job.id, []).append((elapsed, elapsed + rem.p50))
                 update["predicted_remaining_s"] = rem.p50
@@ -189,6 +239,24 @@ class SemanticAnnotator(HistoryAnnotator):
         else:
             return None
         return ann.model_copy(update=update)
+
+    @staticmethod
+    def _steps(prog: Any, prof: Any) -> tuple[int, int | None]:
+        """(steps done, steps in the whole run) from the log monitor's progress, epochs folded in; the
+        code's configured steps only when the log names no target and counts steps over the whole run."""
+        done = prog.steps_done if prog.steps_done is not None else prog.current_step
+        if prog.steps_left is not None:
+            return done, done + prog.steps_left
+        if prog.epoch is None and prog.total_steps is None and prof is not None:
+            steps = prof.value("train_steps")
+            return done, int(steps) if steps and steps >= done else None
+        if prog.epoch is None and prog.total_steps:
+            return done, prog.total_steps
+        epochs = prof.value("epochs") if prof is not None else None
+        if prog.epoch is not None and prog.total_steps and epochs:  # per-epoch counter, epochs from the code
+            total = int(epochs) * prog.total_steps
+            return done, total if total >= done else None
+        return done, None
 
     def cost_summary(self) -> dict[str, Any]:
         """LLM calls and tokens per job, and annotation seconds per job, over this replay."""
@@ -204,3 +272,13 @@ class SemanticAnnotator(HistoryAnnotator):
     def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
         super().on_finish(job, now, runtime_s)
         self._cursors.pop(job.id, None)
+        sem, prof = job.semantic, self._profile(job)
+        if sem is None or not sem.log_source or prof is None:
+            return
+        if job.id in self._measured.get(self._shape(prof), {}):
+            return
+        # A job that ended before any look still measured its shape's iteration time for the jobs to
+        # come: read its finished log once, rules only (a last read must not cost LLM calls).
+        report = _LogCursor(Path(sem.log_source), use_llm=False).poll()
+        if report is not None:
+            self._remember(job, prof, report.progress)

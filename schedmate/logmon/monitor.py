@@ -463,6 +463,7 @@ class Monitor:
             iteration_time_s=round(it, 6) if it is not None else None,
             samples_per_s=p.samples_s, tokens_per_s=p.tokens_s,
             last_loss=p.loss if p.loss is None or math.isfinite(p.loss) else None,
+            steps_done=p.global_step(), steps_left=p.remaining_steps(),
         )
         remaining = None
         if rem is not None and not failure.failed:

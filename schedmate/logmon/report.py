@@ -27,6 +27,10 @@ class ProgressInfo(BaseModel):
     samples_per_s: float | None = None
     tokens_per_s: float | None = None
     last_loss: float | None = None
+    steps_done: int | None = None
+    """Steps run so far over the whole run (epochs folded in when the counter restarts every epoch)."""
+    steps_left: int | None = None
+    """Steps still to run over the whole run; None when the log does not say how many there are."""
 
 
 class FailureInfo(BaseModel):

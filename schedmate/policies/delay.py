@@ -64,7 +64,13 @@ from schedmate.policies.base import (
     Wait,
 )
 from schedmate.policies.estimates import predicted_duration
-from schedmate.policies.placements import anywhere, consolidated, min_nodes_needed, within_one_rack
+from schedmate.policies.placements import (
+    anywhere,
+    consolidated,
+    is_consolidated,
+    min_nodes_needed,
+    within_one_rack,
+)
 from schedmate.records import sensitivity_from_slowdown, slowdown_from_sensitivity
 from schedmate.sim.state import ClusterState, JobState, Placement, Status
 
@@ -282,8 +288,8 @@ class NetworkPreemption(PreemptionPolicy):
         return self._find(js, running, cluster, order, now)
 
     def upgrade(self, js, proposed, running, cluster, placement, order, now):
-        if len(proposed) <= min_nodes_needed(js.num_gpus, cluster):
-            return None  # already consolidated
+        if is_consolidated(proposed, js.num_gpus, cluster):
+            return None  # already L0
         return self._find(js, running, cluster, order, now)
 
     def _find(

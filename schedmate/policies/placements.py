@@ -15,13 +15,15 @@ from schedmate.sim.state import ClusterState, JobState, Placement
 
 def min_nodes_needed(gpus: int, cluster: ClusterState) -> int:
     """The fewest nodes that could ever hold `gpus` GPUs on this cluster (empty cluster)."""
-    need, count = gpus, 0
-    for cap in sorted(cluster.capacity, reverse=True):
-        if need <= 0:
-            break
-        need -= cap
-        count += 1
-    return max(1, count)
+    return cluster.packed_shape(gpus)[0]
+
+
+def is_consolidated(placement: Placement, gpus: int, cluster: ClusterState) -> bool:
+    """Does `placement` look like L0: the fewest nodes, inside one rack when some rack could hold it so?"""
+    target, in_rack = cluster.packed_shape(gpus)
+    if len(placement) > target:
+        return False
+    return not in_rack or len({cluster.rack_of[n] for n, _ in placement}) <= 1
 
 
 def _greedy(gpus: int, nodes: list[int], free: list[int]) -> Placement | None:
@@ -66,7 +68,9 @@ def fewest_nodes(gpus: int, cluster: ClusterState, free: list[int], nodes: list[
 
 
 def consolidated(gpus: int, cluster: ClusterState, free: list[int]) -> Placement | None:
-    """L0: as few nodes as the job could ever use, preferring a single rack; None if not possible now."""
+    """L0: as few nodes as the job could ever use, inside one rack when one rack could ever hold it
+    (a fewest-node placement across racks crosses the oversubscribed uplinks, so it is not packed);
+    None if not possible now."""
     if gpus <= 0:
         return ()
     live = free is cluster.free
@@ -74,19 +78,18 @@ def consolidated(gpus: int, cluster: ClusterState, free: list[int]) -> Placement
         if live and not cluster.fits_on_one_node(gpus):
             return None
         return best_fit_single_node(gpus, free)
-    target = min_nodes_needed(gpus, cluster)
+    target = cluster.packed_shape(gpus)[0]
     top = cluster.top_free_sum(target) if live else sum(heapq.nlargest(target, free))
     if top < gpus:
         return None
-    best: Placement | None = None
     for rack in sorted(cluster.nodes_in_rack):
         p = fewest_nodes(gpus, cluster, free, cluster.nodes_in_rack[rack])
         if p is not None and len(p) <= target:
             return p
-    p = fewest_nodes(gpus, cluster, free)
-    if p is not None and len(p) <= target:
-        best = p
-    return best
+    if cluster.packed_shape(gpus)[1]:
+        return None
+    p = fewest_nodes(gpus, cluster, free)  # bigger than any rack can hold on `target` nodes
+    return p if p is not None and len(p) <= target else None
 
 
 def within_one_rack(gpus: int, cluster: ClusterState, free: list[int]) -> Placement | None:

@@ -11,12 +11,17 @@ Every `period_s` of simulated time (the `Scheduler.on_tick` hook) the tuner
    one, the median runtime of the jobs that have finished so far (observable history; 1 h before
    any finished). Slowdowns are the annotation's belief (`spread_slowdown`, else from the
    sensitivity, else from the default sensitivity). Truth fields of the trace are never read.
-2. **searches** the per-class timers (`DelayTimers.per_class`: the W_node and W_rack factors)
-   by coordinate descent over the sensitivity classes present in the snapshot (`low` never waits, so
-   it is not tuned), one sweep, classes in a fixed order. For each class it tries every multiplier in
-   `multipliers` of the configured default factors (W_rack keeps its ratio to W_node), holding the others
-   fixed, and keeps a candidate only if it is strictly better. The search starts from the fixed
-   default for every class, so the choice is never worse than the default on the snapshot.
+2. **searches** the per-class timers (`DelayTimers.per_class`: the W_node and W_rack factors, as
+   multiples in `multipliers` of the configured default factors; W_rack keeps its ratio to W_node)
+   over the sensitivity classes present in the snapshot (`low` never waits, so it is not tuned),
+   classes in a fixed order. It evaluates the default and the previous choice (the incumbent) and
+   starts from the better; `search="local"` then tries, per class, both grid neighbours of the
+   current multiplier and moves on in a direction while it keeps improving (a few runs per tune);
+   `search="grid"` tries every multiplier for every class (one sweep of coordinate descent). A
+   candidate is kept only if strictly better, so the choice is never worse than the default on the
+   snapshot. Runs are memoised per candidate, and a candidate that differs from an evaluated one only
+   in classes whose factors that run never read (no job of the class consulted its timer) has the
+   same objective without a run (the run is deterministic).
 3. **objective**: the forward run stops at `horizon_s`; `avg_jct` is the mean over the snapshot's jobs
    of their completion time (unfinished ones: the horizon plus the remaining work at their current
    speed), counted from their arrival including time already waited; `makespan` the latest of those.
@@ -24,14 +29,21 @@ Every `period_s` of simulated time (the `Scheduler.on_tick` hook) the tuner
    (the chosen factors: a job's timer is factor x (slowdown(s) - 1) x predicted duration, see
    `schedmate.policies.delay`), objective, default_objective.
 
-Cost control, deterministic (no wall clock in decisions): the tuner skips a tick when no waiting job
-(among the first `max_waiting`) is held back by a timer (nothing to tune), and when `event_budget` is set, when its forward runs have already processed more than
-`event_budget` times the events of the replay so far. `wall_s` (perf counter) is only reported.
+Cost control, deterministic (no wall clock in decisions): a tick tunes only when some of the first
+`max_waiting` waiting jobs is held back by a timer and that set of held jobs differs from the last
+tune's; after a tune that kept the previous choice the next one waits 2, 4, ... periods (up to
+`max_backoff`); and forward runs may use at most `event_budget` times the replay's own events so far.
+A forward event costs about what a replay event does (building the forward `Simulator` is a few
+percent of a run), so the budget, not a faster run, is what bounds the tuner's share of the wall
+time: on a small replay (about 2,000 events) even one tune of 100-200-event runs does not fit, and
+the timers stay at the default.
+`wall_s` (perf counter, the whole tick hook) is only reported.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -59,23 +71,40 @@ PIN_KEY = "tuner:pin"
 @dataclass
 class TunerConfig:
     period_s: float = 4 * 3600.0
+    """Simulated time between ticks; a tick tunes at most once (see `max_backoff` for skipped ticks)."""
     objective: str = "avg_jct"
     """`avg_jct` or `makespan`."""
     multipliers: tuple[float, ...] = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
-    horizon_s: float = 24 * 3600.0
-    max_waiting: int = 64
-    max_recent: int = 48
+    """The grid of multiples of the default factors that the search picks from (must include 1.0)."""
+    horizon_s: float = 12 * 3600.0
+    """Length of a forward run; unfinished jobs are counted as ending after their remaining work."""
+    max_waiting: int = 32
+    """Waiting jobs in the snapshot (and looked at for held ones), in queue order."""
+    max_recent: int = 16
+    """Recent arrivals replayed one window forward as the near future."""
     recent_window_s: float = 4 * 3600.0
-    event_budget: float | None = None
-    """Skip ticks once forward events exceed this multiple of the replay's own events (None: never)."""
+    search: str = "local"
+    """`local`: from the better of the default and the previous choice, per class try both grid
+    neighbours and move on in a direction while it improves; `grid`: every multiplier for every class."""
+    max_backoff: int = 8
+    """After a tune that kept the previous choice, the next waits twice as many periods as the last,
+    up to this many (1: every period)."""
+    event_budget: float | None = 0.1
+    """Forward runs may use at most this multiple of the replay's own events so far (None: no limit).
+    A forward event costs about what a replay event does, so this bounds the tuner's share of the
+    replay's wall time deterministically; a tune starts only when the default and one candidate fit."""
 
     def __post_init__(self) -> None:
         if self.objective not in ("avg_jct", "makespan"):
             raise ValueError(f"tuner objective must be avg_jct or makespan, got {self.objective!r}")
+        if self.search not in ("local", "grid"):
+            raise ValueError(f"tuner search must be local or grid, got {self.search!r}")
         if 1.0 not in self.multipliers:
             raise ValueError("the multipliers must include 1.0 (the fixed default)")
         if self.period_s <= 0 or self.horizon_s <= 0:
             raise ValueError("tuner period and horizon must be > 0")
+        if self.max_backoff < 1:
+            raise ValueError("max_backoff must be >= 1")
 
 
 @dataclass
@@ -208,44 +237,80 @@ def snapshot(sim: Simulator, now: float, timers: DelayTimers, cfg: TunerConfig) 
     return Snapshot(jobs=jobs, annotations=anns, pins=pins, credit=credit, classes=tuned)
 
 
+class _Recording(DelayTimers):
+    """Timers that note which classes' factors a forward run read: the factors of the other classes
+    cannot have changed anything in that run (the run is deterministic), so candidates that differ
+    from it only there have the same objective without running."""
+
+    def __init__(self, timers: DelayTimers) -> None:
+        super().__init__(timers.config)
+        self.per_class = dict(timers.per_class)
+        self.read: set[str] = set()
+
+    def scales(self, klass: str) -> tuple[float, float]:
+        self.read.add(klass)
+        return super().scales(klass)
+
+
+class _Forward:
+    """Forward runs on one snapshot: the parts that do not depend on the timers are built once."""
+
+    def __init__(self, sim: Simulator, snap: Snapshot, cfg: TunerConfig) -> None:
+        from schedmate.sim.engine import ReplayConfig
+
+        self.sim, self.snap, self.cfg = sim, snap, cfg
+        main = sim.scheduler
+        self.pre_cfg = main.preemption.config if isinstance(main.preemption, NetworkPreemption) else None
+        self.known = _Known(snap.annotations)
+        self.replay_cfg = ReplayConfig(seed=sim.config.seed, restart_cost_s=sim.config.restart_cost_s,
+                                       record_timeseries=False)
+        self.jobs = sorted(snap.jobs, key=lambda j: (j.submit_time, j.id))  # the Simulator's own order
+
+    def run(self, timers: DelayTimers) -> tuple[float, int, set[str]]:
+        """(objective, events, classes whose factors the run read) of one forward run with `timers`."""
+        from schedmate.sim.engine import Simulator
+
+        cfg, snap, main = self.cfg, self.snap, self.sim.scheduler
+        rec = _Recording(timers)
+        pre = NetworkPreemption(rec, self.pre_cfg) if self.pre_cfg is not None else None
+        # a fresh copy of the order per run: an order's state need not be fully cleared by its reset
+        sched = Scheduler(order=_PinnedFirst(copy.deepcopy(main.order)),
+                          placement=_Pinned(DelayPlacement(timers=rec)), preemption=pre,
+                          backfill=main.backfill, backfill_depth=main.backfill_depth)
+        fwd = Simulator(self.jobs, self.sim.spec, sched, self.known, self.replay_cfg)
+        for js in fwd.jobs:
+            jid = js.job.id
+            if jid in snap.pins:
+                js.extra[PIN_KEY] = snap.pins[jid]
+            if jid in snap.credit:
+                js.extra[CREDIT_KEY] = snap.credit[jid]
+        fwd.run(until=cfg.horizon_s)
+        h = cfg.horizon_s  # only unfinished jobs use it, and those exist only if the run stopped there
+        total, latest = 0.0, 0.0
+        for js in fwd.jobs:
+            if js.status is Status.done:
+                end = js.end_time
+            elif js.status is Status.running:
+                done = js.work_done + js.speed * (h - js.last_update)
+                end = h + max(0.0, js.work_total - done) / js.speed
+            else:
+                end = max(h, js.job.submit_time) + max(0.0, js.work_total - js.work_done)
+            total += end - js.job.submit_time + snap.credit.get(js.job.id, 0.0)
+            latest = max(latest, end)
+        if not fwd.jobs:
+            return 0.0, fwd.events, rec.read
+        obj = latest if cfg.objective == "makespan" else total / len(fwd.jobs)
+        return obj, fwd.events, rec.read
+
+
 def evaluate(sim: Simulator, snap: Snapshot, timers: DelayTimers, cfg: TunerConfig) -> tuple[float, int]:
     """Objective of one forward run with `timers` (and the number of events it took)."""
-    from schedmate.sim.engine import ReplayConfig, Simulator
+    obj, events, _ = _Forward(sim, snap, cfg).run(timers)
+    return obj, events
 
-    main = sim.scheduler
-    inner_place = DelayPlacement(timers=timers)
-    pre = None
-    if isinstance(main.preemption, NetworkPreemption):
-        pre = NetworkPreemption(timers, main.preemption.config)
-    sched = Scheduler(order=_PinnedFirst(copy.deepcopy(main.order)), placement=_Pinned(inner_place),
-                      preemption=pre, backfill=main.backfill, backfill_depth=main.backfill_depth)
-    fwd = Simulator(snap.jobs, sim.spec, sched, _Known(snap.annotations),
-                    ReplayConfig(seed=sim.config.seed, restart_cost_s=sim.config.restart_cost_s,
-                                 record_timeseries=False))
-    for js in fwd.jobs:
-        jid = js.job.id
-        if jid in snap.pins:
-            js.extra[PIN_KEY] = snap.pins[jid]
-        if jid in snap.credit:
-            js.extra[CREDIT_KEY] = snap.credit[jid]
-    fwd.run(until=cfg.horizon_s)
-    h = cfg.horizon_s  # only unfinished jobs use it, and those exist only if the run stopped there
-    ends = []
-    for js in fwd.jobs:
-        c = snap.credit.get(js.job.id, 0.0)
-        if js.status is Status.done:
-            end = js.end_time
-        elif js.status is Status.running:
-            done = js.work_done + js.speed * (h - js.last_update)
-            end = h + max(0.0, js.work_total - done) / js.speed
-        else:
-            end = max(h, js.job.submit_time) + max(0.0, js.work_total - js.work_done)
-        ends.append((end - js.job.submit_time + c, end))
-    if not ends:
-        return 0.0, fwd.events
-    if cfg.objective == "makespan":
-        return max(e for _, e in ends), fwd.events
-    return sum(j for j, _ in ends) / len(ends), fwd.events
+
+Key = tuple[float, ...]
+"""A candidate: one multiplier of the default factors per tuned class (in `Snapshot.classes` order)."""
 
 
 @dataclass
@@ -260,64 +325,162 @@ class DelayTuner:
     ticks: int = 0
     tuned: int = 0
     last: dict = field(default_factory=dict)
+    choice: dict[str, float] = field(default_factory=dict)
+    """The multipliers chosen at the last tune (the incumbent the local search starts from)."""
+    _skip: int = 0
+    _streak: int = 0
+    _last_held: tuple[int, ...] = ()
+    _until: dict[int, tuple[Annotation, float, float]] = field(default_factory=dict)
+    """Job index -> (annotation, eligible_since, end of its rack timer) for the held check; cleared
+    whenever the factors change."""
+    _run_events: float = 0.0
+    _per_job: float = 2.0
+    _need: float = 0.0
+    """Events of the last default forward run, and per snapshot job: the budget's cost estimates."""
 
     def __call__(self, sim: Simulator, now: float) -> None:
         self.ticks += 1
-        if not self._held(sim, now):
-            return
-        budget = self.config.event_budget
-        if budget is not None and self.forward_events > budget * sim.events:
+        if self._skip > 0:  # backing off after tunes that kept their choice
+            self._skip -= 1
             return
         t0 = time.perf_counter()
         try:
-            self.tune(sim, now)
+            # a tune needs at least the default and one candidate: first at the last run's size (or the
+            # last refused snapshot's, so a refusal does not repeat the snapshot every tick), then at
+            # this snapshot's size
+            if not self._affordable(sim, max(2 * self._run_events, self._need)):
+                return
+            held = self._held(sim, now)
+            # none held, or the same held jobs as at the last tune: nothing (new) to tune on
+            if not held or held == self._last_held:
+                return
+            snap = snapshot(sim, now, self.timers, self.config)
+            self._need = 2 * self._per_job * len(snap.jobs)
+            if snap.classes and not self._affordable(sim, self._need):
+                return
+            self._need = 0.0
+            self._last_held = held
+            self.tune(sim, now, snap)
         finally:
             self.wall_s += time.perf_counter() - t0
 
-    def _held(self, sim: Simulator, now: float) -> bool:
-        """Is any of the first `max_waiting` waiting jobs held back by a delay timer now?"""
+    def _held(self, sim: Simulator, now: float) -> tuple[int, ...]:
+        """The first `max_waiting` waiting jobs held back by a delay timer now (job indices)."""
+        until = self._until
+        held = []
         for n, (_, idx) in enumerate(sim.waiting):
             if n >= self.config.max_waiting:
                 break
             js = sim.jobs[idx]
-            if self.timers.klass(js) != "low" and self.timers.waited(js, now) < self.timers.timers(js)[1]:
-                return True
-        return False
+            got = until.get(idx)
+            if got is None or got[0] is not js.annotation or got[1] != js.eligible_since:
+                got = until[idx] = (js.annotation, js.eligible_since, self._held_until(js))
+            if now < got[2]:
+                held.append(idx)
+        return tuple(held)
 
-    def tune(self, sim: Simulator, now: float) -> dict[str, tuple[float, float]]:
+    def _held_until(self, js: JobState) -> float:
+        """When the job's rack timer runs out (it is held before that); -inf for `low` jobs."""
+        t = self.timers
+        if t.klass(js) == "low":
+            return -math.inf
+        return js.eligible_since - js.extra.get(CREDIT_KEY, 0.0) + t.timers(js)[1]
+
+    def _affordable(self, sim: Simulator, events: float) -> bool:
+        """Do `events` more forward events fit in the event budget?"""
+        budget = self.config.event_budget
+        return budget is None or self.forward_events + events <= budget * sim.events
+
+    def tune(self, sim: Simulator, now: float, snap: Snapshot | None = None
+             ) -> dict[str, tuple[float, float]]:
+        """Search the factors on a snapshot of `now` (taken here unless given), adopt and log them."""
         cfg = self.config
-        snap = snapshot(sim, now, self.timers, cfg)
-        if not snap.classes:
+        if snap is None:
+            snap = snapshot(sim, now, self.timers, cfg)
+        classes = snap.classes
+        if not classes:
             return dict(self.timers.per_class)
         base = self.timers.config
-        default = DelayTimers(base)
-        default_obj = self._eval(sim, snap, default)
-        best = default.copy()
-        best_obj = default_obj
-        for c in snap.classes:
-            for m in cfg.multipliers:
-                if m == 1.0:
-                    continue
-                cand = best.copy()
-                cand.per_class[c] = (base.node_factor * m, base.rack_factor * m)
-                obj = self._eval(sim, snap, cand)
-                if obj < best_obj:
-                    best, best_obj = cand, obj
-        self.timers.per_class = {c: best.scales(c) for c in snap.classes}
+        fwd = _Forward(sim, snap, cfg)
+        memo: dict[Key, tuple[float, set[str]]] = {}
+
+        def objective(key: Key) -> float | None:
+            """The key's objective: memoised, or equal to an earlier run's, or from a forward run if
+            the budget allows it (None if not)."""
+            got = memo.get(key)
+            if got is None:
+                for k0, (o0, read0) in memo.items():  # same run as an earlier one (see _Recording)
+                    if all(a == b or c not in read0 for a, b, c in zip(key, k0, classes)):
+                        got = memo[key] = (o0, read0)
+                        break
+            if got is None:
+                if memo and not self._affordable(sim, self._run_events):
+                    return None
+                cand = DelayTimers(base)
+                cand.per_class = {c: (base.node_factor * m, base.rack_factor * m)
+                                  for c, m in zip(classes, key)}
+                obj, events, read = fwd.run(cand)
+                self.forward_runs += 1
+                self.forward_events += events
+                if not memo:  # the default run: the size estimate for the budget
+                    self._run_events = events
+                    self._per_job = events / max(1, len(snap.jobs))
+                got = memo[key] = (obj, read)
+            return got[0]
+
+        default: Key = tuple(1.0 for _ in classes)
+        default_obj = objective(default)
+        assert default_obj is not None
+        best, best_obj = default, default_obj
+
+        def better(key: Key) -> bool:
+            nonlocal best, best_obj
+            obj = objective(key)
+            if obj is not None and obj < best_obj:
+                best, best_obj = key, obj
+                return True
+            return False
+
+        incumbent = tuple(self.choice.get(c, 1.0) for c in classes)
+        better(incumbent)
+        if cfg.search == "grid":
+            for k in range(len(classes)):
+                for m in cfg.multipliers:
+                    better(best[:k] + (m,) + best[k + 1:])
+        else:
+            grid = sorted(set(cfg.multipliers))
+            for k in range(len(classes)):
+                # both neighbours of the current multiplier, then on in the direction that improved
+                i = grid.index(best[k])
+                step = 0
+                for d in (-1, 1):
+                    if 0 <= i + d < len(grid) and better(best[:k] + (grid[i + d],) + best[k + 1:]):
+                        step = d
+                        break
+                i += step
+                while step and 0 <= i + step < len(grid) and better(
+                        best[:k] + (grid[i + step],) + best[k + 1:]):
+                    i += step
+        return self._adopt(sim, now, classes, best, best_obj, default_obj)
+
+    def _adopt(self, sim: Simulator, now: float, classes: list[str], best: Key, best_obj: float,
+               default_obj: float) -> dict[str, tuple[float, float]]:
+        cfg, base = self.config, self.timers.config
+        choice = dict(zip(classes, best))
+        kept = choice == {c: self.choice.get(c, 1.0) for c in classes}
+        self._streak = self._streak + 1 if kept else 0
+        self._skip = min(2 ** self._streak, max(1, cfg.max_backoff)) - 1
+        self.choice = choice
+        self._until.clear()
+        self.timers.per_class = {c: (base.node_factor * m, base.rack_factor * m) for c, m in choice.items()}
         self.tuned += 1
         self.last = {"time": now, "objective": best_obj, "default_objective": default_obj}
-        for c in snap.classes:
-            node_f, rack_f = best.scales(c)
-            sim.log.append({"time": now, "event": "delay_tuner", "class": c, "W_node": node_f, "W_rack": rack_f,
-                            "objective": best_obj, "default_objective": default_obj,
+        for c in classes:
+            node_f, rack_f = self.timers.scales(c)
+            sim.log.append({"time": now, "event": "delay_tuner", "class": c, "W_node": node_f,
+                            "W_rack": rack_f, "objective": best_obj, "default_objective": default_obj,
                             "objective_kind": cfg.objective})
         return dict(self.timers.per_class)
-
-    def _eval(self, sim: Simulator, snap: Snapshot, timers: DelayTimers) -> float:
-        obj, events = evaluate(sim, snap, timers, self.config)
-        self.forward_runs += 1
-        self.forward_events += events
-        return obj
 
 
 __all__ = ["DelayTuner", "Snapshot", "TunerConfig", "evaluate", "snapshot"]

@@ -691,6 +691,11 @@ class SemanticLogAnnotator(Annotator):
     def on_submit(self, job: Job, now: float) -> Annotation:
         return self.inner.on_submit(job, now)
 
+    def monitor_delay(self, js: JobState, run_s: float) -> float:
+        if type(self.inner).monitor_delay is Annotator.monitor_delay:
+            return self.monitor_interval_s
+        return min(self.monitor_interval_s, self.inner.monitor_delay(js, run_s))
+
     def on_running(self, sim: Simulator, js: JobState, now: float) -> Annotation | None:
         self.writer.update(js, now)
         return self.inner.on_running(sim, js, now)

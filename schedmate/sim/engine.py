@@ -147,7 +147,7 @@ class Simulator:
                     if update is not None and js.status is not Status.done:
                         self.update_annotation(js, update, t)
                     if js.status is Status.running and version == js.extra.get("_run"):
-                        self.push(t + self.annotator.monitor_interval_s, MONITOR, idx, version)
+                        self.push(t + self.annotator.monitor_delay(js, t - js.last_start), MONITOR, idx, version)
             elif kind == TICK:
                 # With nothing else left to happen (`heap` empty) the ticks stop too.
                 if self.ended < total and heap:
@@ -281,7 +281,7 @@ class Simulator:
         interval = self.annotator.monitor_interval_s
         if interval:
             run = js.extra["_run"] = js.extra.get("_run", 0) + 1  # identifies this attempt
-            self.push(t + interval, MONITOR, js.idx, run)
+            self.push(t + self.annotator.monitor_delay(js, 0.0), MONITOR, js.idx, run)
 
     def _add_running_end(self, js: JobState, t: float) -> None:
         r = predicted_remaining(js, t)

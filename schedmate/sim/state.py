@@ -76,7 +76,7 @@ class ClusterState:
 
     __slots__ = (
         "spec", "free", "capacity", "rack_of", "nodes_in_rack", "total_free", "total_gpus", "max_node_gpus",
-        "nodes_with_free",
+        "nodes_with_free", "_packed_shape",
     )
 
     def __init__(self, spec: ClusterSpec) -> None:
@@ -94,6 +94,26 @@ class ClusterState:
         """nodes_with_free[k]: how many nodes have exactly k free GPUs (fast 'does it fit' checks)."""
         for f in self.free:
             self.nodes_with_free[f] += 1
+        self._packed_shape: dict[int, tuple[int, bool]] = {}
+
+    def packed_shape(self, gpus: int) -> tuple[int, bool]:
+        """(fewest nodes that could ever hold `gpus`, whether some rack could hold them on that many
+        nodes): what a consolidated placement of that size looks like on the empty cluster. Cached."""
+        shape = self._packed_shape.get(gpus)
+        if shape is None:
+            def fewest(caps: list[int]) -> int:
+                need, count = gpus, 0
+                for cap in sorted(caps, reverse=True):
+                    if need <= 0:
+                        break
+                    need -= cap
+                    count += 1
+                return max(1, count) if need <= 0 else 1 << 30
+
+            target = fewest(self.capacity)
+            in_rack = any(fewest([self.capacity[n] for n in nodes]) <= target for nodes in self.nodes_in_rack.values())
+            shape = self._packed_shape[gpus] = (target, in_rack)
+        return shape
 
     def top_free_sum(self, k: int) -> int:
         """Free GPUs on the k nodes with the most free GPUs (from the counts, without sorting)."""

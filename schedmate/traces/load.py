@@ -26,7 +26,7 @@ def load_trace(spec: str, fmt: str | None = None, on_error: OnError = "fail", li
     """Load a trace.
 
     spec: a file path (format from `fmt`, else from the name/header), a directory (gavel
-    `*.trace` files, or pai2020 tables), `synth:<philly|helios|acme>:<N>[:<seed>]`,
+    `*.trace` files, or pai2020 tables), `synth:<philly|helios|acme|distributed>:<N>[:<seed>]`,
     `derived:philly:<N>[:<seed>[:<compress>]]`, or `default` (the embedded demo trace).
     on_error: "fail" raises `TraceFormatError` at the first bad row; "skip" drops bad rows and
     returns them in `.errors`. limit: keep the first `limit` jobs by submit time. seed: for
@@ -35,15 +35,19 @@ def load_trace(spec: str, fmt: str | None = None, on_error: OnError = "fail", li
     if on_error not in ("fail", "skip"):
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     if spec.startswith("synth:"):
+        from schedmate.traces import distributed
         from schedmate.traces.synth import generate
 
         parts = spec.split(":")
         if len(parts) not in (3, 4):
-            raise ValueError(f"bad spec {spec!r}: expected synth:<philly|helios|acme>:<N>[:<seed>]")
+            raise ValueError(f"bad spec {spec!r}: expected synth:<philly|helios|acme|distributed>:<N>[:<seed>]")
         kind = parts[1]
         n, *rest = _ints(parts[2:], spec, ["N", "seed"])
         seed = int(rest[0]) if rest else seed
-        jobs = generate(kind, int(n), seed, **options)
+        if kind == distributed.KIND:
+            jobs = distributed.generate(int(n), seed, **options)
+        else:
+            jobs = generate(kind, int(n), seed, **options)
         result = LoadedTrace(jobs=jobs, errors=[], source=spec, fmt=f"synth:{kind}", stats={"jobs": len(jobs), "seed": seed})
     elif spec.startswith("derived:"):
         from schedmate.traces.derived import derived_philly

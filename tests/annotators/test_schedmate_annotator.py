@@ -76,3 +76,44 @@ def test_the_whole_pipeline_runs_on_a_tiny_trace_against_the_real_llm_server(tin
     assert r.summary.unfinished == 0 and r.summary.jobs == 30
     assert any(js.annotation.predicted_remaining_s is not None or js.annotation.predicted_duration is not None
                for js in r.sim.jobs)
+
+
+@pytest.mark.parametrize("run_s", [12, 45, 100, 333, 1000, 5000])
+def test_every_run_longer_than_four_first_looks_is_looked_at_between_a_quarter_and_half_of_it(run_s):
+    """The accuracy yardstick reads the prediction at 25 % progress: the doubling schedule guarantees a
+    look in [25 %, 50 %] of any run once a quarter of it is past the first look."""
+    ann = SemanticAnnotator(use_llm=False, monitor_interval_s=600.0, first_look_s=3.0)
+    looks, t = [], 0.0
+    while True:
+        t += ann.monitor_delay(None, t)
+        if t >= run_s:
+            break
+        looks.append(t)
+    assert any(0.25 * run_s <= x <= 0.5 * run_s for x in looks), looks
+
+
+def test_epoch_based_jobs_get_a_work_estimate_from_an_earlier_jobs_log(tmp_path):
+    """An epoch-based script names epochs, not steps: the steps per epoch come from an earlier job of the
+    same model and batch (its log's per-epoch counter), scaled to the new job's GPU count."""
+    from schedmate.logmon.report import ProgressInfo
+    from schedmate.semantic import augment
+
+    jobs = augment(load_trace("default").jobs[:200], tmp_path / "sem", seed=0)
+    ann = SemanticAnnotator(use_llm=False)
+    ann.reset(0)
+    epoch_jobs = [j for j in jobs if (p := ann._profile(j)) is not None and not p.value("train_steps")
+                  and p.value("epochs")]
+    assert epoch_jobs, "the default trace has epoch-based jobs"
+    first = epoch_jobs[0]
+    assert ann._code_estimate(first) is None  # nothing measured yet
+    earlier = first.model_copy(update={"id": "earlier", "num_gpus": 2 * first.num_gpus})
+    ann._profiles["earlier"] = ann._profile(first)
+    epochs = int(ann._profile(first).value("epochs"))
+    # the earlier job ran on twice the GPUs: half as many steps per epoch
+    ann._remember(earlier, ann._profile(first), ProgressInfo(
+        current_step=10, total_steps=500, epoch=0, total_epochs=epochs, iteration_time_s=0.4,
+        steps_done=10, steps_left=epochs * 500 - 10))
+    est = ann._code_estimate(first)
+    assert est is not None
+    assert est.total_steps == epochs * 1000 and est.iteration_time_s == 0.4
+    assert est.confidence < 0.7  # another GPU count, and steps from epochs

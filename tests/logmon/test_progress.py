@@ -113,3 +113,15 @@ def test_only_the_leading_rank_drives_progress_when_ranks_interleave():
     text += "[rank1]:iter 6: loss 2.0, time 100.0ms\n"
     rep = analyze_text(text)
     assert rep.progress.current_step == 5
+
+
+@pytest.mark.parametrize("framework, done, left", [
+    ("hf_trainer", 130, 4000 - 130),  # one counter over the whole run
+    ("lightning", 3 * 1000 + 450, 6 * 1000 + 550),  # the counter restarts every epoch: epochs 0-2 done
+    ("timm", 3 * 1251 + 200, (300 - 4) * 1251 + 1051),
+    ("nanogpt", 100, None),  # no target in the log
+])
+def test_steps_done_and_left_cover_the_whole_run_with_epochs_folded_in(framework, done, left):
+    text, _, _ = CASES[framework]
+    progress = analyze_text(text).progress
+    assert (progress.steps_done, progress.steps_left) == (done, left)

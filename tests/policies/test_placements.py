@@ -4,7 +4,13 @@ import pytest
 
 from helpers import cluster, job
 from schedmate.policies import PLACEMENTS
-from schedmate.policies.placements import anywhere, consolidated, min_nodes_needed, within_one_rack
+from schedmate.policies.placements import (
+    anywhere,
+    consolidated,
+    is_consolidated,
+    min_nodes_needed,
+    within_one_rack,
+)
 from schedmate.records import Annotation
 from schedmate.sim.state import ClusterState, JobState
 
@@ -27,6 +33,8 @@ def js(gpus: int) -> JobState:
         ("consolidate waits rather than spread a job that fits on one node", [3, 3, 3, 3], 4, None),
         ("consolidate puts a two-node job on two whole nodes of one rack", [8, 4, 8, 8], 16, ((2, 8), (3, 8))),
         ("consolidate waits when no two whole nodes are free", [8, 7, 7, 7], 16, None),
+        ("consolidate waits rather than put a job that fits in a rack on whole nodes of two racks",
+         [8, 0, 8, 0], 16, None),
         ("scatter fills nodes first fit in index order", [1, 3, 8, 8], 6, ((0, 1), (1, 3), (2, 2))),
         ("scatter only fails when the whole cluster is short", [1, 1, 1, 1], 5, None),
     ],
@@ -54,6 +62,19 @@ def test_locality_levels_differ_as_documented():
     assert within_one_rack(6, cs, cs.free) == ((2, 4), (3, 2))
     assert anywhere(5, cs, cs.free) == ((2, 4), (3, 1))
     assert within_one_rack(9, cs, cs.free) is None
+
+
+def test_a_job_bigger_than_any_rack_is_consolidated_on_the_fewest_nodes_across_racks():
+    cs = state([8, 8, 8, 0])  # racks of 2 nodes = 16 GPUs: 24 GPUs can never fit in one
+    assert consolidated(24, cs, cs.free) == ((0, 8), (1, 8), (2, 8))
+    assert is_consolidated(((0, 8), (1, 8), (2, 8)), 24, cs)
+
+
+def test_a_fewest_node_placement_across_racks_is_not_consolidated_when_one_rack_could_hold_it():
+    cs = state([8, 8, 8, 8])
+    assert is_consolidated(((0, 8), (1, 8)), 16, cs)
+    assert not is_consolidated(((1, 8), (2, 8)), 16, cs)
+    assert not is_consolidated(((0, 4), (1, 4)), 8, cs)
 
 
 def test_the_fewest_nodes_ever_needed_follows_node_sizes():

@@ -1,4 +1,5 @@
-"""The delay auto-tuner: never worse than the fixed default on its own window; deterministic replays."""
+"""The delay auto-tuner: never worse than the fixed default on its own window; deterministic replays;
+its cost controls (memo, back-off, event budget)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from schedmate.annotators import ANNOTATORS
 from schedmate.policies import build_scheduler
 from schedmate.policies.delay import DelayConfig, DelayTimers
-from schedmate.policies.tuner import TunerConfig, evaluate, snapshot
+from schedmate.policies.tuner import DelayTuner, TunerConfig, evaluate, snapshot
 from schedmate.records import ClusterSpec, Job, NetworkSpec
 from schedmate.sim.engine import ReplayConfig, Simulator
 from schedmate.workloads import CATALOGUE
@@ -38,13 +39,14 @@ def simulator(policy: str, annotator: str, seed: int = 0, tuner: TunerConfig | N
     return Simulator(workload(160, seed), cluster(), sched, ANNOTATORS.create(annotator), ReplayConfig(seed=seed))
 
 
+@pytest.mark.parametrize("search", ["local", "grid"])
 @pytest.mark.parametrize("objective", ["avg_jct", "makespan"])
 @pytest.mark.parametrize("annotator", ["oracle", "none"])
 @pytest.mark.parametrize("at", [4 * 3600.0, 6 * 3600.0])
 def test_the_tuners_choice_is_never_worse_on_its_own_objective_than_the_fixed_default_on_its_window(
-    objective, annotator, at
+    search, objective, annotator, at
 ):
-    cfg = TunerConfig(objective=objective, horizon_s=6 * 3600.0)
+    cfg = TunerConfig(objective=objective, horizon_s=6 * 3600.0, search=search, event_budget=None)
     sim = simulator("delay-tuned", annotator, tuner=cfg)
     sim.run(until=at)  # stop mid-replay, with jobs waiting
     assert sim.waiting, "the window must have waiting jobs to tune on"
@@ -62,7 +64,8 @@ def test_the_tuners_choice_is_never_worse_on_its_own_objective_than_the_fixed_de
 
 
 def test_the_tuner_logs_its_choices_over_time_during_a_replay():
-    sim = simulator("delay-tuned", "oracle", tuner=TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0)).run()
+    cfg = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=None)
+    sim = simulator("delay-tuned", "oracle", tuner=cfg).run()
     logged = [e for e in sim.log if e.get("event") == "delay_tuner"]
     assert logged
     assert all({"time", "class", "W_node", "W_rack", "objective"} <= set(e) for e in logged)
@@ -70,13 +73,98 @@ def test_the_tuner_logs_its_choices_over_time_during_a_replay():
     assert sorted(e["time"] for e in logged) == [e["time"] for e in logged]
 
 
+@pytest.mark.parametrize("budget", [None, 2.0])
 @pytest.mark.parametrize("policy", ["delay", "delay-tuned"])
 @pytest.mark.parametrize("annotator", ["oracle", "none"])
-def test_a_replay_with_the_same_seed_gives_the_same_result(policy, annotator):
-    tuner = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0)
+def test_a_replay_with_the_same_seed_gives_the_same_result(policy, annotator, budget):
+    tuner = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=budget)
     runs = [simulator(policy, annotator, seed=3, tuner=tuner).run() for _ in range(2)]
     a, b = ([(js.job.id, js.first_start, js.end_time, js.preemptions, js.placement, js.max_nodes) for js in s.jobs]
             for s in runs)
     assert a == b
     assert runs[0].log == runs[1].log
     assert all(js.end_time is not None for js in runs[0].jobs)
+
+
+def paused(annotator: str = "oracle", at: float = 6 * 3600.0, **cfg: object) -> tuple[Simulator, DelayTuner]:
+    """A tuned replay stopped mid-way with jobs waiting, and its tuner."""
+    sim = simulator("delay-tuned", annotator, tuner=TunerConfig(horizon_s=6 * 3600.0, **cfg))
+    sim.run(until=at)
+    assert sim.waiting
+    return sim, sim.scheduler.on_tick
+
+
+def test_changing_the_factors_of_a_class_whose_timers_the_forward_run_never_read_leaves_its_objective():
+    sim, tuner = paused(event_budget=None)
+    cfg = tuner.config
+    snap = snapshot(sim, sim.now, tuner.timers, cfg)
+    base = DelayTimers(tuner.timers.config)
+    from schedmate.policies.tuner import _Forward
+
+    obj, _, read = _Forward(sim, snap, cfg).run(base)
+    unread = [c for c in ("unknown", "mid", "high") if c not in read]
+    assert unread and read, "the window must read some classes' timers and not others'"
+    for c in unread:
+        other = base.copy()
+        other.per_class[c] = (0.0, 0.0)
+        assert evaluate(sim, snap, other, cfg)[0] == obj
+
+
+def test_the_local_search_needs_fewer_forward_runs_than_the_grid_and_both_beat_or_match_the_default():
+    runs = {}
+    for search in ("local", "grid"):
+        sim, tuner = paused(search=search, event_budget=None)
+        tuner.tune(sim, sim.now)
+        runs[search] = tuner.forward_runs
+        assert tuner.last["objective"] <= tuner.last["default_objective"]
+    assert 2 <= runs["local"] < runs["grid"]
+
+
+def fresh(sim: Simulator, **cfg: object) -> DelayTuner:
+    """A new tuner (no history) on the replay's own timers."""
+    return DelayTuner(sim.scheduler.placement.timers, TunerConfig(horizon_s=6 * 3600.0, **cfg))
+
+
+def test_after_tunes_that_keep_their_choice_the_tuner_waits_twice_as_many_periods_up_to_the_cap():
+    sim, _ = paused()
+    tuner = fresh(sim, event_budget=None, max_backoff=4)
+    skips, choices = [], []
+    for _ in range(8):  # the same window again and again: the search settles and then keeps its choice
+        tuner.tune(sim, sim.now)
+        skips.append(tuner._skip)
+        choices.append(tuner.choice)
+    expected, streak, prev = [], 0, {}
+    for choice in choices:
+        kept = choice == {c: prev.get(c, 1.0) for c in choice}
+        streak = streak + 1 if kept else 0
+        expected.append(min(2**streak, 4) - 1)
+        prev = choice
+    assert skips == expected
+    assert skips[-3:] == [3, 3, 3] and 1 in skips  # it settled, then waited 2, 4, 4, ... periods
+    tuned = tuner.tuned
+    for _ in range(3):  # the skipped ticks do not tune
+        tuner(sim, sim.now)
+    assert tuner.tuned == tuned and tuner._skip == 0
+
+
+def test_a_tick_with_the_same_held_jobs_as_the_last_tune_does_not_tune_again():
+    sim, _ = paused()
+    tuner = fresh(sim, event_budget=None, max_backoff=1)
+    tuner(sim, sim.now)
+    assert tuner.tuned == 1
+    tuner(sim, sim.now)
+    assert tuner.tuned == 1
+
+
+@pytest.mark.parametrize("budget", [0.0, 0.5, 4.0])
+def test_forward_runs_stay_within_the_event_budget_up_to_one_run_and_a_zero_budget_never_tunes(budget):
+    cfg = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=budget)
+    sim = simulator("delay-tuned", "oracle", tuner=cfg).run()
+    tuner = sim.scheduler.on_tick
+    unlimited = simulator("delay-tuned", "oracle",
+                          tuner=TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=None)).run()
+    biggest_run = unlimited.scheduler.on_tick.forward_events  # a loose bound on one run's events
+    assert tuner.forward_events <= budget * sim.events + biggest_run
+    if budget == 0.0:
+        assert tuner.forward_runs == 0 and not [e for e in sim.log if e.get("event") == "delay_tuner"]
+    assert tuner.forward_events <= unlimited.scheduler.on_tick.forward_events

@@ -44,3 +44,26 @@ def test_monitoring_updates_do_not_change_a_healthy_jobs_end():
     assert ends(sim) == {"ok": approx(300)}
     assert watcher.looks == 4  # 60, 120, 180, 240
     assert sim.jobs[0].annotation.predicted_remaining_s == approx(60)
+
+
+class DoublingWatcher(NoAnnotator):
+    """Looks at 10 s of run, then each time the run has doubled, at most every 100 s."""
+
+    monitor_interval_s = 100.0
+
+    def __init__(self) -> None:
+        self.looked_at: list[float] = []
+
+    def monitor_delay(self, js, run_s):
+        return min(self.monitor_interval_s, max(10.0, run_s))
+
+    def on_running(self, sim, js, now):
+        self.looked_at.append(now)
+        return None
+
+
+def test_the_engine_asks_the_annotator_when_to_look_next_so_short_runs_get_early_looks():
+    """Run of 500 s started at 0: looks at 10, 20, 40, 80, 160 (capped steps of 100 from then), 260, 360, 460."""
+    watcher = DoublingWatcher()
+    Simulator([job("a", 0, 1, 500)], cluster(1, 1), build_scheduler("fifo"), watcher, ReplayConfig()).run()
+    assert watcher.looked_at == approx([10, 20, 40, 80, 160, 260, 360, 460])
