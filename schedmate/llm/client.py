@@ -25,6 +25,7 @@ import re
 import threading
 import time
 import weakref
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Self, TypeVar
 
@@ -80,6 +81,7 @@ class _Prepared:
     schema_name: str
     key: str | None
     started: float = field(default_factory=time.monotonic)
+    call: CallUsage = field(default_factory=CallUsage)
 
 
 def _transient(e: BaseException) -> bool:
@@ -350,6 +352,32 @@ class LLMClient:
         call.seconds = time.monotonic() - started
         self.usage.record(component, call, failed=True)
 
+    def _ask(self, prep: _Prepared, schema: type[T], component: str, dialect: str,
+             ) -> Generator[dict[str, Any], Any, StructuredResult[T]]:
+        """The structured-call protocol without I/O, shared by `structured` and `astructured`: yields the
+        request kwargs for each attempt (the first, then at most one repair), is sent the response,
+        and returns the result (or raises `LLMSchemaError`). The caller sends the responses and turns
+        an `LLMError` from its transport into `_fail`."""
+        hit = self._from_cache(prep, schema, component)
+        if hit is not None:
+            return hit
+        call = prep.call
+        raw, finish = self._account(call, (yield self._kwargs(prep, prep.messages, dialect)))
+        value, errors = self._check(schema, raw, finish)
+        if value is None:
+            call.repaired = True
+            msgs = self._repair_messages(prep, raw, errors)
+            raw, finish = self._account(call, (yield self._kwargs(prep, msgs, dialect)))
+            value, errors = self._check(schema, raw, finish)
+        return self._done(prep, schema, component, call, value, raw, errors, finish)
+
+    def _start(self, prompt: Prompt | str, variables: dict[str, Any] | None, schema: type[Any],
+               params: dict[str, Any], use_cache: bool, dialect: str, started: float) -> _Prepared:
+        prep = self._prepare(prompt, variables, schema, params, use_cache, dialect)
+        prep.started = started
+        prep.call = CallUsage()
+        return prep
+
     def structured(
         self,
         prompt: Prompt | str,
@@ -369,30 +397,21 @@ class LLMClient:
         Raises `LLMSchemaError`, `LLMUnavailableError`, `LLMRequestError` (all `LLMError`).
         """
         started = time.monotonic()
-        call = CallUsage()
+        params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "top_p": top_p}
+        prep = None
         try:
             dialect = self.dialect()
-        except LLMError:
-            self._fail(component, call, started)
+            prep = self._start(prompt, variables, schema, params, use_cache, dialect, started)
+            flow = self._ask(prep, schema, component, dialect)
+            request = next(flow)
+            while True:
+                request = flow.send(self._create(request))
+        except StopIteration as done:
+            return done.value
+        except LLMError as e:
+            if not isinstance(e, LLMSchemaError):
+                self._fail(component, prep.call if prep is not None else CallUsage(), started)
             raise
-        prep = self._prepare(prompt, variables, schema, {"temperature": temperature, "max_tokens": max_tokens,
-                                                             "seed": seed, "top_p": top_p}, use_cache, dialect)
-        prep.started = started
-        hit = self._from_cache(prep, schema, component)
-        if hit is not None:
-            return hit
-        try:
-            raw, finish = self._account(call, self._create(self._kwargs(prep, prep.messages, dialect)))
-            value, errors = self._check(schema, raw, finish)
-            if value is None:
-                call.repaired = True
-                msgs = self._repair_messages(prep, raw, errors)
-                raw, finish = self._account(call, self._create(self._kwargs(prep, msgs, dialect)))
-                value, errors = self._check(schema, raw, finish)
-        except LLMError:
-            self._fail(component, call, started)
-            raise
-        return self._done(prep, schema, component, call, value, raw, errors, finish)
 
     async def astructured(
         self,
@@ -409,30 +428,21 @@ class LLMClient:
     ) -> StructuredResult[T]:
         """Async twin of `structured` (the cache lookup and write are short blocking SQLite calls)."""
         started = time.monotonic()
-        call = CallUsage()
+        params = {"temperature": temperature, "max_tokens": max_tokens, "seed": seed, "top_p": top_p}
+        prep = None
         try:
             dialect = await self.adialect()
-        except LLMError:
-            self._fail(component, call, started)
+            prep = self._start(prompt, variables, schema, params, use_cache, dialect, started)
+            flow = self._ask(prep, schema, component, dialect)
+            request = next(flow)
+            while True:
+                request = flow.send(await self._acreate(request))
+        except StopIteration as done:
+            return done.value
+        except LLMError as e:
+            if not isinstance(e, LLMSchemaError):
+                self._fail(component, prep.call if prep is not None else CallUsage(), started)
             raise
-        prep = self._prepare(prompt, variables, schema, {"temperature": temperature, "max_tokens": max_tokens,
-                                                             "seed": seed, "top_p": top_p}, use_cache, dialect)
-        prep.started = started
-        hit = self._from_cache(prep, schema, component)
-        if hit is not None:
-            return hit
-        try:
-            raw, finish = self._account(call, await self._acreate(self._kwargs(prep, prep.messages, dialect)))
-            value, errors = self._check(schema, raw, finish)
-            if value is None:
-                call.repaired = True
-                msgs = self._repair_messages(prep, raw, errors)
-                raw, finish = self._account(call, await self._acreate(self._kwargs(prep, msgs, dialect)))
-                value, errors = self._check(schema, raw, finish)
-        except LLMError:
-            self._fail(component, call, started)
-            raise
-        return self._done(prep, schema, component, call, value, raw, errors, finish)
 
     # ------------------------------------------------------------------ plain chat / tools
 
