@@ -93,6 +93,7 @@ def main() -> None:
                              "avg_queue_h": s.avg_queue_s / 3600, "failed_gpu_h": s.failed_gpu_hours,
                              "makespan_h": s.makespan_s / 3600,
                              "llm_calls_per_job": cost.get("llm_calls_per_job"),
+                             "tokens_per_job": cost.get("tokens_per_job"),
                              "annotate_s_per_job": cost.get("annotate_s_per_job"),
                              "wall_s": time.perf_counter() - t0})
                 print(f"{name:12s} {policy:9s} {annotator:10s} avg JCT {s.avg_jct_s / 3600:8.2f} h  "
@@ -104,7 +105,8 @@ def main() -> None:
     df["vs_oracle"] = [r.avg_jct_h / orc[(r.trace, r.policy)] for r in df.itertuples()]
     df.to_csv(a.out / "results.csv", index=False)
     show = df[["trace", "policy", "annotator", "avg_jct_h", "p99_jct_h", "avg_queue_h", "failed_gpu_h",
-               "speedup_vs_none", "vs_oracle", "llm_calls_per_job"]]
+               "speedup_vs_none", "vs_oracle", "llm_calls_per_job", "tokens_per_job",
+               "annotate_s_per_job"]]
     (a.out / "results.md").write_text(
         f"Produced by `python -m eval.main.run --out {a.out} --jobs {a.jobs}{' --no-llm' if a.no_llm else ''}` "
         f"on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; LLM server: "

@@ -72,6 +72,17 @@ class _LogCursor:
             self.monitor.feed_bytes(data)
         return self.monitor.report()
 
+    def tokens(self) -> tuple[int, int]:
+        """(prompt, completion) tokens this job's log monitor has spent (its own client; 0 on rules only)."""
+        assistant = self.monitor.assistant
+        usage = getattr(getattr(assistant, "client", None), "usage", None)
+        if usage is None:
+            return 0, 0
+        from schedmate.logmon.assist import COMPONENT
+
+        u = usage.get(COMPONENT)
+        return u.prompt_tokens, u.completion_tokens
+
 
 @ANNOTATORS.register("schedmate")
 class SemanticAnnotator(HistoryAnnotator):
@@ -93,7 +104,7 @@ class SemanticAnnotator(HistoryAnnotator):
         self.predictions: dict[str, list[tuple[float, float]]] = {}
         """job id -> [(seconds run so far, predicted total run time)]: at submission, then at each look."""
         self.stats = {"jobs": 0, "profiled": 0, "code_llm_calls": 0, "log_llm_calls": 0, "annotate_s": 0.0,
-                      "log_looks": 0}
+                      "log_looks": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self._cache = None
         super().__init__(embedder=embedder, profiles=self._profile_summary, code_estimates=self._code_estimate,
                          **history_options)
@@ -113,6 +124,8 @@ class SemanticAnnotator(HistoryAnnotator):
                 prof = self._cache.analyze(sem.workdir, command=sem.command, use_llm=self.use_llm)
                 self.stats["profiled"] += 1
                 self.stats["code_llm_calls"] += prof.llm_calls
+                self.stats["prompt_tokens"] += int(prof.extras.get("prompt_tokens", 0))
+                self.stats["completion_tokens"] += int(prof.extras.get("completion_tokens", 0))
             except (OSError, ValueError) as e:  # unreadable or hostile workdir: metadata only
                 prof = None
                 self.stats.setdefault("profile_errors", []).append(f"{job.id}: {e}")
@@ -259,19 +272,29 @@ class SemanticAnnotator(HistoryAnnotator):
         return done, None
 
     def cost_summary(self) -> dict[str, Any]:
-        """LLM calls and tokens per job, and annotation seconds per job, over this replay."""
+        """LLM calls and tokens per job, and annotation seconds per job, over this replay (cache hits cost
+        no call and no token; a profile answered from the version cache costs neither)."""
         jobs = max(1, self.stats["jobs"])
         calls = self.stats["code_llm_calls"] + self.stats["log_llm_calls"]
+        live = [c.tokens() for c in self._cursors.values()]  # jobs still running when asked
+        prompt = self.stats["prompt_tokens"] + sum(t[0] for t in live)
+        completion = self.stats["completion_tokens"] + sum(t[1] for t in live)
         return {
             "jobs": self.stats["jobs"], "profiled": self.stats["profiled"], "llm": self.use_llm,
             "llm_calls": calls, "llm_calls_per_job": calls / jobs,
             "code_llm_calls": self.stats["code_llm_calls"], "log_llm_calls": self.stats["log_llm_calls"],
+            "prompt_tokens": prompt, "completion_tokens": completion,
+            "tokens_per_job": (prompt + completion) / jobs,
             "log_looks": self.stats["log_looks"], "annotate_s_per_job": self.stats["annotate_s"] / jobs,
         }
 
     def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
         super().on_finish(job, now, runtime_s)
-        self._cursors.pop(job.id, None)
+        cursor = self._cursors.pop(job.id, None)
+        if cursor is not None:
+            spent = cursor.tokens()
+            self.stats["prompt_tokens"] += spent[0]
+            self.stats["completion_tokens"] += spent[1]
         sem, prof = job.semantic, self._profile(job)
         if sem is None or not sem.log_source or prof is None:
             return

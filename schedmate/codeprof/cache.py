@@ -182,7 +182,8 @@ class VersionCache:
                 prof = CodeProfile.model_validate(old["profile"])
                 prof.extras["cache"] = "hit"
                 prof.extras["seconds"] = round(time.perf_counter() - t0, 4)
-                prof.llm_calls = 0
+                prof.llm_calls = 0  # nothing was spent on this answer
+                prof.extras["prompt_tokens"] = prof.extras["completion_tokens"] = 0
                 return prof
         wd = Workdir(root)
         res = run_static(wd, cmd, envd, launcher_config, py_cache=self.py_summary)

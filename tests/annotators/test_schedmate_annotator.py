@@ -73,6 +73,8 @@ def test_the_whole_pipeline_runs_on_a_tiny_trace_against_the_real_llm_server(tin
     r = replay(tiny_trace[:30], policy="sjf", annotator=ann, cluster="64", semantic=tmp_path / "sem")
     cost = r.summary.annotation
     assert cost["llm"] is True and cost["profiled"] == 30
+    # calls that reached the server spent tokens; cache hits spent neither
+    assert (cost["llm_calls"] > 0) == (cost["prompt_tokens"] > 0 and cost["completion_tokens"] > 0)
     assert r.summary.unfinished == 0 and r.summary.jobs == 30
     assert any(js.annotation.predicted_remaining_s is not None or js.annotation.predicted_duration is not None
                for js in r.sim.jobs)
