@@ -2,7 +2,8 @@
 """Set up schedmate on a fresh machine (only Python needed) and run its main job or its tests.
 
     python3 bootstrap.py demo    # venv + package + local model server (vLLM), then the replay table
-    python3 bootstrap.py test    # venv + package + both model servers (vLLM, llama.cpp), then pytest
+    python3 bootstrap.py test    # venv + package + both model servers (vLLM, llama.cpp) + a local Slurm
+                                 # when root and apt are there, then pytest
 
 Standard library only: it must run before anything is installed. Everything it installs goes into
 ./.venv (the package) and $SCHEDMATE_HOME (default ~/.schedmate: model weights, engine venvs).
@@ -73,8 +74,26 @@ def demo() -> int:
     return sh(SCHEDMATE, "demo", env=env, check=False)
 
 
+def local_slurm() -> None:
+    """Best effort: install Slurm from the Debian packages so the live adapter test can start a one-node
+    Slurm on loopback (tests/adapters/test_slurm_live.py). Without root or apt that test says why it skips."""
+    import shutil
+
+    if shutil.which("slurmctld") or not shutil.which("apt-get") or os.geteuid() != 0:
+        return
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ("apt-get", "install", "-y", "-q", "--no-install-recommends", "slurm-wlm", "munge")
+    try:
+        if sh(*install, env=env, check=False) != 0:
+            sh("apt-get", "update", "-q", env=env, check=False)
+            sh(*install, env=env, check=False)
+    except OSError as e:
+        say(f"slurm install skipped: {e}")
+
+
 def test(extra: list[str]) -> int:
     setup()
+    local_slurm()
     engines = ("vllm", "llamacpp")
     try:
         for engine in engines:

@@ -29,6 +29,7 @@ _REGISTRARS = (
     "schedmate.logmon.cli",
     "schedmate.evaluation",
     "schedmate.demo",
+    "adapters.cli",
 )
 for _module in _REGISTRARS:
     try:

@@ -35,6 +35,16 @@ def test_replay_writes_tables_summary_and_plots(tmp_path):
     assert json.loads((tmp_path / "summary.json").read_text())["jobs"] == json.loads(p.stdout)["jobs"]
 
 
+def test_replay_writes_each_jobs_last_annotation_in_the_format_schedmate_adapt_reads(tmp_path):
+    from adapters.base import load_annotations
+
+    p = schedmate("replay", "--trace", "synth:helios:50:1", "--policy", "sjf", "--annotator", "oracle",
+                  "--cluster", "nodes=4,gpus=8,rack=2", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    annotations = load_annotations(tmp_path / "annotations.jsonl")
+    assert len(annotations) == 50 and all(a.predicted_duration is not None for a in annotations)
+
+
 def test_replay_help_documents_every_option():
     p = schedmate("replay", "--help")
     for option in ("--trace", "--format", "--policy", "--placement", "--annotator", "--cluster", "--network",

@@ -41,7 +41,7 @@ CLUSTER = "256"
 CLUSTER_4GPU = "nodes=64,gpus=4,rack=16"
 NETWORKS = ("ideal", "congested:4", "congested:8")
 ANNOTATORS = ("none", "oracle")
-POLICIES = ("consolidate", "scatter", "random", "delay", "delay-tuned")
+POLICIES = ("consolidate", "consolidate-rack", "scatter", "random", "delay", "delay-tuned")
 
 
 def workloads(quick: bool) -> dict[str, tuple[list, str]]:
@@ -121,17 +121,22 @@ def run_all(quick: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.Data
 
 
 def relative(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (workload, network, annotator): each policy's change vs consolidate and vs scatter."""
+    """Per (workload, network, annotator): each policy's change vs consolidate (fewest nodes, may cross
+    racks), vs consolidate-rack (waits for one rack) and vs scatter."""
     keys = ["workload", "network", "annotator"]
     ms = ["makespan_h", "avg_jct_h", "p99_jct_h"]
-    base = df[df.policy == "consolidate"][keys + ms].rename(columns={m: f"{m}_cons" for m in ms})
+    out = df
+    for base_policy, tag in (("consolidate", "consolidate"), ("consolidate-rack", "consolidate_rack")):
+        base = df[df.policy == base_policy][keys + ms].rename(columns={m: f"{m}_base" for m in ms})
+        out = out.merge(base, on=keys)
+        for m in ms:
+            out[f"{m[:-2]}_vs_{tag}_pct"] = 100 * (out[m] / out[f"{m}_base"] - 1)
+        out = out.drop(columns=[f"{m}_base" for m in ms])
     scat = df[df.policy == "scatter"][keys + ["comm_overhead_gpu_h"]].rename(
         columns={"comm_overhead_gpu_h": "comm_scatter"})
-    out = df.merge(base, on=keys).merge(scat, on=keys)
-    for m in ms:
-        out[f"{m[:-2]}_vs_consolidate_pct"] = 100 * (out[m] / out[f"{m}_cons"] - 1)
+    out = out.merge(scat, on=keys)
     out["comm_vs_scatter_pct"] = 100 * (out["comm_overhead_gpu_h"] / out["comm_scatter"] - 1)
-    return out.drop(columns=[f"{m}_cons" for m in ms] + ["comm_scatter"])
+    return out.drop(columns=["comm_scatter"])
 
 
 def plots(df: pd.DataFrame, out: Path) -> list[Path]:
@@ -168,13 +173,15 @@ def plots(df: pd.DataFrame, out: Path) -> list[Path]:
 def markdown(rel: pd.DataFrame) -> str:
     cols = ["workload", "network", "annotator", "policy", "makespan_h", "avg_jct_h", "p99_jct_h", "avg_queue_h",
             "gpu_util", "comm_overhead_gpu_h", "preemptions", "spread_jobs", "makespan_vs_consolidate_pct",
-            "avg_jct_vs_consolidate_pct", "comm_vs_scatter_pct", "tuner_share"]
+            "avg_jct_vs_consolidate_pct", "makespan_vs_consolidate_rack_pct", "avg_jct_vs_consolidate_rack_pct",
+            "comm_vs_scatter_pct", "tuner_share"]
     t = rel[cols].copy()
     for c in ("makespan_h", "avg_jct_h", "p99_jct_h", "avg_queue_h"):
         t[c] = t[c].map(lambda v: f"{v:.1f}" if v >= 10 else f"{v:.2f}")
     t["gpu_util"] = t["gpu_util"].map(lambda v: f"{v:.2f}")
     t["comm_overhead_gpu_h"] = t["comm_overhead_gpu_h"].map(lambda v: f"{v:,.0f}")
-    for c in ("makespan_vs_consolidate_pct", "avg_jct_vs_consolidate_pct", "comm_vs_scatter_pct"):
+    for c in ("makespan_vs_consolidate_pct", "avg_jct_vs_consolidate_pct", "makespan_vs_consolidate_rack_pct",
+              "avg_jct_vs_consolidate_rack_pct", "comm_vs_scatter_pct"):
         t[c] = t[c].map(lambda v: f"{v:+.1f}")
     t["tuner_share"] = t["tuner_share"].map(lambda v: f"{100 * v:.0f}%" if v else "")
     header = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
@@ -196,7 +203,7 @@ def load_sweep(out: Path) -> pd.DataFrame:
     rows = []
     for wname, cluster, c, jobs in cases:
         for ann in ANNOTATORS:
-            for pol in ("consolidate", "scatter", "delay"):
+            for pol in ("consolidate", "consolidate-rack", "scatter", "delay"):
                 s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=cluster, network="congested:4").summary
                 rows.append({"workload": wname, "compress": c, "offered_load": round(offered_load(jobs), 2),
                              "annotator": ann,

@@ -2,7 +2,8 @@
 
 Levels (best first), from the helpers in `placements`:
 
-* **L0** `consolidated`: one node, or the fewest nodes when the job is bigger than a node.
+* **L0** `consolidated`: one node, or the fewest nodes when the job is bigger than a node, inside one
+  rack whenever a rack could hold it on that many nodes (across racks it would cross the uplinks).
 * **L1** `within_one_rack`: all GPUs inside one rack (fewest nodes there).
 * **L2** `anywhere`: fewest nodes over the whole cluster.
 
@@ -165,7 +166,7 @@ class DelayTimers:
 
 @PLACEMENTS.register("delay")
 class DelayPlacement(PlacementPolicy):
-    """Delay scheduling over L0 (fewest nodes) / L1 (one rack) / L2 (anywhere); see the module doc."""
+    """Delay scheduling over L0 (fewest nodes, one rack) / L1 (one rack) / L2 (anywhere); see the module doc."""
 
     name = "delay"
     tracks_unplaced = True

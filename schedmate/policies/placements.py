@@ -1,4 +1,4 @@
-"""Placements: consolidate (fewest nodes, else wait), scatter (first fit anywhere), random.
+"""Placements: consolidate / consolidate-rack (fewest nodes, else wait), scatter (first fit anywhere), random.
 
 Also the locality helpers the delay scheduler builds on: the best placement at each level
 L0 (fewest nodes), L1 (inside one rack), L2 (anywhere).
@@ -67,10 +67,11 @@ def fewest_nodes(gpus: int, cluster: ClusterState, free: list[int], nodes: list[
     return _greedy(gpus, ordered, free)
 
 
-def consolidated(gpus: int, cluster: ClusterState, free: list[int]) -> Placement | None:
-    """L0: as few nodes as the job could ever use, inside one rack when one rack could ever hold it
-    (a fewest-node placement across racks crosses the oversubscribed uplinks, so it is not packed);
-    None if not possible now."""
+def consolidated(gpus: int, cluster: ClusterState, free: list[int], strict_rack: bool = True) -> Placement | None:
+    """L0: as few nodes as the job could ever use, inside one rack when one rack could ever hold it on
+    that many nodes; None if not possible now. `strict_rack=False` (the classic packing of consolidation
+    schedulers) still prefers one rack but takes the fewest nodes across racks when no rack has them,
+    so its multi-node jobs may cross the oversubscribed uplinks."""
     if gpus <= 0:
         return ()
     live = free is cluster.free
@@ -78,7 +79,7 @@ def consolidated(gpus: int, cluster: ClusterState, free: list[int]) -> Placement
         if live and not cluster.fits_on_one_node(gpus):
             return None
         return best_fit_single_node(gpus, free)
-    target = cluster.packed_shape(gpus)[0]
+    target, in_rack = cluster.packed_shape(gpus)
     top = cluster.top_free_sum(target) if live else sum(heapq.nlargest(target, free))
     if top < gpus:
         return None
@@ -86,9 +87,9 @@ def consolidated(gpus: int, cluster: ClusterState, free: list[int]) -> Placement
         p = fewest_nodes(gpus, cluster, free, cluster.nodes_in_rack[rack])
         if p is not None and len(p) <= target:
             return p
-    if cluster.packed_shape(gpus)[1]:
+    if in_rack and strict_rack:
         return None
-    p = fewest_nodes(gpus, cluster, free)  # bigger than any rack can hold on `target` nodes
+    p = fewest_nodes(gpus, cluster, free)
     return p if p is not None and len(p) <= target else None
 
 
@@ -114,12 +115,23 @@ def anywhere(gpus: int, cluster: ClusterState, free: list[int]) -> Placement | N
 
 @PLACEMENTS.register("consolidate")
 class Consolidate(PlacementPolicy):
-    """Fewest nodes (one node when the job fits in one, else whole nodes in one rack); otherwise wait."""
+    """Fewest nodes (one node when the job fits in one; whole nodes of one rack when a rack has them,
+    else the fewest nodes across racks); otherwise wait. The classic consolidation baseline."""
 
     name = "consolidate"
+    strict_rack = False
 
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
-        return consolidated(js.num_gpus, cluster, cluster.free if free is None else free)
+        return consolidated(js.num_gpus, cluster, cluster.free if free is None else free, self.strict_rack)
+
+
+@PLACEMENTS.register("consolidate-rack")
+class ConsolidateInRack(Consolidate):
+    """Like `consolidate`, but a multi-node job that one rack could hold waits for one rack (never
+    crosses the uplinks): exactly the delay scheduler's L0, with no timer to relax it."""
+
+    name = "consolidate-rack"
+    strict_rack = True
 
 
 @PLACEMENTS.register("scatter")

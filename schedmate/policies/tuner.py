@@ -89,10 +89,11 @@ class TunerConfig:
     max_backoff: int = 8
     """After a tune that kept the previous choice, the next waits twice as many periods as the last,
     up to this many (1: every period)."""
-    event_budget: float | None = 0.1
+    event_budget: float | None = 0.05
     """Forward runs may use at most this multiple of the replay's own events so far (None: no limit).
     A forward event costs about what a replay event does, so this bounds the tuner's share of the
-    replay's wall time deterministically; a tune starts only when the default and one candidate fit."""
+    replay's wall time deterministically (0.05 leaves room for the snapshots and the per-tick check
+    of held jobs within a 10 % share); a tune starts only when the default and one candidate fit."""
 
     def __post_init__(self) -> None:
         if self.objective not in ("avg_jct", "makespan"):

@@ -113,6 +113,11 @@ def write_outputs(sim: Simulator, table: pd.DataFrame, summary: ReplaySummary, o
     table.to_csv(out / "jobs.csv", index=False)
     (out / "summary.json").write_text(json.dumps(summary.model_dump(), indent=2) + "\n")
     written += [out / "jobs.parquet", out / "jobs.csv", out / "summary.json"]
+    # The last annotation of every job, one `Annotation` JSON per line: what `schedmate adapt` reads.
+    with (out / "annotations.jsonl").open("w") as fh:
+        for js in sim.jobs:
+            fh.write(js.annotation.model_dump_json() + "\n")
+    written.append(out / "annotations.jsonl")
     if sim.log:
         pd.DataFrame(sim.log).to_csv(out / "policy_log.csv", index=False)
         written.append(out / "policy_log.csv")

@@ -58,6 +58,10 @@ class LocalSlurm:
                        *args).stdout
         return out.strip().split(";")[0]
 
+    def squeue_field(self, job_id: str, fmt: str) -> str:
+        """One squeue format field (%l limit, %y nice, %k comment, %T state) of one job, as printed."""
+        return self.run("squeue", "-h", "-t", "all", "-j", job_id, "-o", fmt).stdout.rstrip("\n")
+
     def show_job(self, job_id: str) -> dict[str, str]:
         """`scontrol show job -o` as key -> value (values up to the next ` Key=`)."""
         line = self.run("scontrol", "show", "job", "-o", job_id).stdout.strip()
@@ -81,7 +85,13 @@ class LocalSlurm:
             time.sleep(0.2)
         raise TimeoutError(f"job {job_id} still {state!r}, wanted one of {sorted(states)}")
 
-    def stop(self) -> None:
+    def stop(self, remove: bool = True) -> None:
+        """Cancel every job first (slurmd kills their processes), then stop the daemons, then delete the directory."""
+        if len(self.procs) == 3:
+            self.run("scancel", "--full", "--user=root", check=False)  # only this cluster: SLURM_CONF is ours
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and self.run("squeue", "-h", check=False).stdout.strip():
+                time.sleep(0.2)
         for p in reversed(self.procs):
             p.terminate()
         for p in reversed(self.procs):
@@ -91,10 +101,12 @@ class LocalSlurm:
                 p.kill()
                 p.wait()
         self.procs.clear()
+        if remove:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _write_config(root: Path) -> None:
-    cpus = os.cpu_count() or 1
+    cpus = max(8, os.cpu_count() or 1)  # room for several one-CPU test jobs at once (config_overrides)
     (root / "state").mkdir()
     (root / "spool").mkdir()
     (root / "slurm.conf").write_text(f"""\
@@ -113,6 +125,7 @@ SlurmctldPidFile={root}/slurmctld.pid
 SlurmdPidFile={root}/slurmd.pid
 SlurmctldLogFile={root}/slurmctld.log
 SlurmdLogFile={root}/slurmd.log
+SlurmdParameters=config_overrides
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
@@ -146,20 +159,23 @@ def start(timeout_s: float = 60.0) -> LocalSlurm:
         cluster.procs.append(subprocess.Popen(
             [_which("munged"), "--foreground", "--force", f"--key-file={key}", f"--socket={root}/munge.sock",
              f"--pid-file={root}/munged.pid", f"--log-file={root}/munged.log", f"--seed-file={root}/munge.seed"],
-            stdout=subprocess.DEVNULL, stderr=open(root / "munged.err", "w")))
+            stdout=subprocess.DEVNULL, stderr=open(  # noqa: SIM115 (the daemon keeps writing to it)
+                root / "munged.err", "w")))
         _wait(lambda: (root / "munge.sock").exists(), 10, "munged socket", root)
         cluster.procs.append(subprocess.Popen([_which("slurmctld"), "-D", "-i", "-f", str(cluster.conf)],
                                               env=cluster.env, stdout=subprocess.DEVNULL,
-                                              stderr=open(root / "slurmctld.err", "w")))
+                                              stderr=open(  # noqa: SIM115 (the daemon keeps writing to it)
+                root / "slurmctld.err", "w")))
         _wait(lambda: cluster.run("scontrol", "ping", check=False).stdout.count("UP") > 0, timeout_s,
               "slurmctld answering scontrol ping", root)
         cluster.procs.append(subprocess.Popen([_which("slurmd"), "-D", "-f", str(cluster.conf), "-N", "localhost"],
                                               env=cluster.env, stdout=subprocess.DEVNULL,
-                                              stderr=open(root / "slurmd.err", "w")))
+                                              stderr=open(  # noqa: SIM115 (the daemon keeps writing to it)
+                root / "slurmd.err", "w")))
         _wait(lambda: "idle" in cluster.run("sinfo", "-h", "-o", "%T", check=False).stdout, timeout_s,
               "node idle in sinfo", root)
     except BaseException:
-        cluster.stop()
+        cluster.stop(remove=False)  # keep the logs named in the error
         raise
     cluster.started_in_s = time.monotonic() - t0
     return cluster
