@@ -10,8 +10,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
-from schedmate.registry import Registry
 from schedmate.records import Annotation, Job
+from schedmate.registry import Registry
 
 if TYPE_CHECKING:
     from schedmate.sim.engine import Simulator
@@ -31,12 +31,12 @@ class Annotator(ABC):
     monitor_interval_s: float | None = None
     """If set, the engine calls `on_running` for every running job at this period (log monitoring)."""
 
-    def monitor_delay(self, js: "JobState", run_s: float) -> float:
+    def monitor_delay(self, js: JobState, run_s: float) -> float:
         """Seconds from now to the next look at a running job that has run `run_s` in this attempt.
         Default: the fixed `monitor_interval_s`; an annotator may look more often early in a run."""
         return self.monitor_interval_s or 0.0
 
-    def on_running(self, sim: "Simulator", js: "JobState", now: float) -> Annotation | None:
+    def on_running(self, sim: Simulator, js: JobState, now: float) -> Annotation | None:
         """A running job, every `monitor_interval_s`: return an updated annotation, or None for no change.
         May end the job through `sim.terminate(js, now)` or requeue it through `sim.preempt(js, now)`."""
         return None

@@ -20,7 +20,7 @@ from typing import Any
 
 from schedmate.annotators.base import ANNOTATORS, Annotator
 from schedmate.history.embed import Embedder
-from schedmate.history.predictor import CodeEstimate, DurationPredictor, Prediction
+from schedmate.history.predictor import CodeEstimate, DurationPredictor, Prediction, StopHabits
 from schedmate.history.records import HistoryRecord, query_text
 from schedmate.history.retriever import HistoryRetriever
 from schedmate.history.store import STORES, HistoryStore
@@ -35,12 +35,14 @@ class HistoryAnnotator(Annotator):
                  store_options: dict[str, Any] | None = None,
                  profiles: Callable[[Job], Any] | None = None,
                  code_estimates: Callable[[Job], CodeEstimate | None] | None = None,
+                 stop_habits: Callable[[Job], StopHabits | None] | None = None,
                  keep_evidence: bool = False, **retriever_options: Any) -> None:
         self._store_spec = store
         self._embedder = embedder
         self._store_options = dict(store_options or {})
         self.profiles = profiles
         self.code_estimates = code_estimates
+        self.stop_habits = stop_habits
         self.keep_evidence = keep_evidence
         self._retriever_options = retriever_options
         self.evidence: dict[str, Prediction] = {}
@@ -69,7 +71,8 @@ class HistoryAnnotator(Annotator):
 
     def on_submit(self, job: Job, now: float) -> Annotation:
         code = self.code_estimates(job) if self.code_estimates is not None else None
-        pred = self.predictor.predict(query_text(job, self._profile(job)), job.user, now, job.num_gpus, code)
+        stops = self.stop_habits(job) if self.stop_habits is not None else None
+        pred = self.predictor.predict(query_text(job, self._profile(job)), job.user, now, job.num_gpus, code, stops)
         self.evidence[job.id] = pred if self.keep_evidence else Prediction(
             pred.estimate, pred.sources, pred.p_early, None, pred.samples)
         return Annotation(

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from schedmate.annotators.base import ANNOTATORS
 from schedmate.annotators.history import HistoryAnnotator
-from schedmate.history.predictor import CodeEstimate, Progress
+from schedmate.history.predictor import CodeEstimate, Progress, StopHabits
 from schedmate.records import (
     Annotation,
     DurationEstimate,
@@ -33,6 +35,11 @@ from schedmate.records import (
     Provenance,
     slowdown_from_sensitivity,
 )
+
+REACHED_TARGET = 0.98
+"""A run whose last logged step is this close to its target ran as configured (logs every N steps)."""
+HABIT_PRIOR = 5.0
+"""Pseudo-runs at everyone's early-end share that a user's own share is smoothed with."""
 
 
 @dataclass(frozen=True)
@@ -101,13 +108,16 @@ class SemanticAnnotator(HistoryAnnotator):
         self._measured: dict[tuple, dict[str, _Measured]] = {}
         """(model, micro batch, sequence length) -> {job id: what its log showed}."""
         self._cursors: dict[str, _LogCursor] = {}
-        self.predictions: dict[str, list[tuple[float, float]]] = {}
-        """job id -> [(seconds run so far, predicted total run time)]: at submission, then at each look."""
+        self.predictions: dict[str, list[tuple[float, DurationEstimate]]] = {}
+        """job id -> [(seconds run so far, predicted total run time p10/p50/p90)]: at submission, then at
+        each look that refined it (for accuracy and calibration reports)."""
         self.stats = {"jobs": 0, "profiled": 0, "code_llm_calls": 0, "log_llm_calls": 0, "annotate_s": 0.0,
                       "log_looks": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self._cache = None
+        self._ends: dict[str | None, list[float]] = {}
+        """user -> the step fraction at which each of their finished runs ended (1.0: reached its target)."""
         super().__init__(embedder=embedder, profiles=self._profile_summary, code_estimates=self._code_estimate,
-                         **history_options)
+                         stop_habits=self._stop_habits, **history_options)
 
     # -------------------------------------------------------------------------------- code
     def _profile(self, job: Job) -> Any:
@@ -167,6 +177,18 @@ class SemanticAnnotator(HistoryAnnotator):
         return CodeEstimate(total_steps=int(steps), iteration_time_s=_median([m.iteration_time_s for m in pool]),
                             confidence=confidence)
 
+    def _stop_habits(self, job: Job) -> StopHabits | None:
+        """How often runs end before their target (this user's share smoothed towards everyone's by
+        `HABIT_PRIOR` pseudo-runs) and at which fractions (everyone's: more data than one user's)."""
+        everyone = [f for ends in self._ends.values() for f in ends]
+        if not everyone:
+            return None
+        early = np.array([f for f in everyone if f < 1.0])
+        base = len(early) / len(everyone)
+        mine = self._ends.get(job.user, [])
+        p = (sum(f < 1.0 for f in mine) + HABIT_PRIOR * base) / (len(mine) + HABIT_PRIOR)
+        return StopHabits(p_stop=p, fractions=early)
+
     def _remember(self, job: Job, prof: Any, prog: Any) -> None:
         """Keep what this job's log shows about its shape (the latest look wins)."""
         if not prog.iteration_time_s:
@@ -182,6 +204,7 @@ class SemanticAnnotator(HistoryAnnotator):
         super().reset(seed)
         self._profiles.clear()
         self._measured.clear()
+        self._ends.clear()
         self._cursors.clear()
         self.predictions.clear()
         self.stats.pop("profile_errors", None)
@@ -197,7 +220,7 @@ class SemanticAnnotator(HistoryAnnotator):
         self.stats["annotate_s"] += time.perf_counter() - t0
         calls = prof.llm_calls if prof is not None else 0
         if base.predicted_duration is not None:
-            self.predictions[job.id] = [(0.0, base.predicted_duration.p50)]
+            self.predictions[job.id] = [(0.0, base.predicted_duration)]
         prov = base.provenance + (Provenance(component="code", llm_calls=calls,
                                              latency_s=time.perf_counter() - t0),)
         return base.model_copy(update={
@@ -243,12 +266,12 @@ class SemanticAnnotator(HistoryAnnotator):
             done, total = self._steps(prog, prof)
             rem = self.predictor.refine(Progress(current_step=done, total_steps=total,
                                                  iteration_time_s=prog.iteration_time_s, elapsed_s=elapsed),
-                                        self.evidence.get(js.job.id))
+                                        self.evidence.get(js.job.id), self._stop_habits(js.job))
             if rem is not None:
-                self.predictions.setdefault(js.job.id, []).append((elapsed, elapsed + rem.p50))
+                total = DurationEstimate(p10=elapsed + rem.p10, p50=elapsed + rem.p50, p90=elapsed + rem.p90)
+                self.predictions.setdefault(js.job.id, []).append((elapsed, total))
                 update["predicted_remaining_s"] = rem.p50
-                update["predicted_duration"] = DurationEstimate(
-                    p10=elapsed + rem.p10, p50=elapsed + rem.p50, p90=elapsed + rem.p90)
+                update["predicted_duration"] = total
         else:
             return None
         return ann.model_copy(update=update)
@@ -296,12 +319,17 @@ class SemanticAnnotator(HistoryAnnotator):
             self.stats["prompt_tokens"] += spent[0]
             self.stats["completion_tokens"] += spent[1]
         sem, prof = job.semantic, self._profile(job)
-        if sem is None or not sem.log_source or prof is None:
+        if sem is None or not sem.log_source:
             return
-        if job.id in self._measured.get(self._shape(prof), {}):
-            return
-        # A job that ended before any look still measured its shape's iteration time for the jobs to
-        # come: read its finished log once, rules only (a last read must not cost LLM calls).
+        # Read the finished log once, rules only (a last read must not cost LLM calls): where the run
+        # ended against its target teaches the stop habits, and a job that ended before any look still
+        # measured its shape's iteration time for the jobs to come.
         report = _LogCursor(Path(sem.log_source), use_llm=False).poll()
-        if report is not None:
-            self._remember(job, prof, report.progress)
+        if report is None:
+            return
+        prog = report.progress
+        if prog.steps_done is not None and prog.steps_left is not None and prog.steps_done + prog.steps_left > 0:
+            ended = prog.steps_done / (prog.steps_done + prog.steps_left)
+            self._ends.setdefault(job.user, []).append(1.0 if ended >= REACHED_TARGET else ended)
+        if prof is not None and job.id not in self._measured.get(self._shape(prof), {}):
+            self._remember(job, prof, prog)

@@ -16,7 +16,11 @@
     finished jobs), which shrinks p10/p50 for users who often stop early and raises them for those
     who do not.
 
-`refine(progress, prediction=None)` gives the remaining time of a running job: from the steps left x
+With `stops` (`StopHabits`: how often and at which step fraction runs of this kind ended before their
+target, learned from finished jobs' logs) the early part of the mixture is those fractions of the work
+estimate instead.
+
+`refine(progress, prediction=None, stops=None)` gives the remaining time of a running job: from the steps left x
 the iteration time (measured from `elapsed / current_step` when not given), with a spread that narrows as
 the job advances; without step progress, the submission prediction conditioned on having survived
 `elapsed`. Both keep the early-stop mixture.
@@ -92,6 +96,23 @@ class Progress(BaseModel):
     elapsed_s: float = Field(ge=0)
 
 
+@dataclass(frozen=True)
+class StopHabits:
+    """Where runs end relative to their configured steps, learned from finished jobs' logs (the log
+    shows the last step and the target): `p_stop` the (user-smoothed) share of runs that ended before
+    their target (stopped early, failed, cancelled), `fractions` the step fractions (0, 1) at which
+    those runs ended."""
+
+    p_stop: float
+    fractions: np.ndarray
+
+    MIN_FRACTIONS = 5
+    """Fewer ended-early runs than this: too little to describe where runs end; not used."""
+
+    def usable(self) -> bool:
+        return len(self.fractions) >= self.MIN_FRACTIONS
+
+
 @dataclass
 class Prediction:
     estimate: DurationEstimate | None
@@ -128,7 +149,7 @@ class DurationPredictor:
 
     # ------------------------------------------------------------------ submission
     def predict(self, text: str, user: str | None, now: float, num_gpus: int | None = None,
-                code: CodeEstimate | None = None) -> Prediction:
+                code: CodeEstimate | None = None, stops: StopHabits | None = None) -> Prediction:
         ret = self.retriever.estimate(text, user, now, num_gpus)
         p_early, n_user = self.early_stop_rate(user, now)
         sources = [ret.source] if ret.estimate is not None else []
@@ -152,6 +173,13 @@ class DurationPredictor:
             mu, sigma = (mu / sigma**2 + m / s**2) / prec, math.sqrt(1 / prec)
         full_logs = mu + sigma * _NORM_PTS
         sources = ["work"] + sources
+        if stops is not None and stops.usable():  # where runs of this kind really end, from their logs
+            pe = stops.p_stop
+            logs = np.concatenate([full_logs, np.log1p(np.expm1(mu) * stops.fractions)])
+            w = np.concatenate([np.full(len(full_logs), (1.0 - pe) / len(full_logs)),
+                                np.full(len(stops.fractions), pe / len(stops.fractions))])
+            sources.append("stops")
+            return Prediction(estimate_from_log_samples(logs, w), sources, pe, ret, (logs, w))
         pe = p_early if p_early is not None else 0.0
         logs, w = full_logs, np.full(len(full_logs), (1.0 - pe) / len(full_logs))
         if pe > 0:
@@ -176,8 +204,11 @@ class DurationPredictor:
         return np.where(early, w * p_early / we, w * (1 - p_early) / wc)
 
     # ------------------------------------------------------------------ running
-    def refine(self, progress: Progress, prediction: Prediction | None = None) -> DurationEstimate | None:
-        """Remaining seconds (p10/p50/p90) of a running job; None when nothing is known."""
+    def refine(self, progress: Progress, prediction: Prediction | None = None,
+               stops: StopHabits | None = None) -> DurationEstimate | None:
+        """Remaining seconds (p10/p50/p90) of a running job; None when nothing is known. With `stops`,
+        the run may still end before its target where runs of its kind ended, given that it is past
+        its current step (Bayes: the share of early ends still ahead, against finishing)."""
         it = progress.iteration_time_s
         if it is None and progress.current_step > 0:
             it = progress.elapsed_s / progress.current_step
@@ -188,6 +219,16 @@ class DurationPredictor:
             frac = min(1.0, progress.current_step / progress.total_steps)
             sigma = 0.05 + 0.35 * (1.0 - frac)
             logs = np.log1p(rem * np.exp(sigma * _NORM_PTS))
+            if stops is not None and stops.usable() and rem > 0:
+                ahead = stops.fractions[stops.fractions > frac]
+                q = stops.p_stop * len(ahead) / len(stops.fractions)
+                p_ahead = q / (q + 1.0 - stops.p_stop) if q > 0 else 0.0
+                w = np.full(len(logs), (1.0 - p_ahead) / len(logs))
+                if p_ahead > 0:
+                    end_rem = (ahead - frac) * progress.total_steps * it
+                    logs = np.concatenate([logs, np.log1p(end_rem)])
+                    w = np.concatenate([w, np.full(len(ahead), p_ahead / len(ahead))])
+                return estimate_from_log_samples(logs, w)
             w = np.full(len(logs), (1.0 - p_early) / len(logs))
             if p_early > 0 and rem > 0:  # it may still stop early: anywhere in what is left
                 el = np.log1p(rem * np.logspace(-2, 0, 21))

@@ -1,7 +1,8 @@
+import numpy as np
 import pytest
 from history_support import rec
 
-from schedmate.history.predictor import CodeEstimate, DurationPredictor, Progress
+from schedmate.history.predictor import CodeEstimate, DurationPredictor, Progress, StopHabits
 from schedmate.history.retriever import HistoryRetriever
 from schedmate.history.store import STORES
 
@@ -82,3 +83,26 @@ def test_the_history_annotator_keeps_its_evidence_and_uses_a_code_estimate_when_
     assert [e.job_id for e in a.evidence["p"].retrieval.evidence] == ["j4", "j3", "j2", "j1", "j0"]
     assert coded.provenance[0].component.startswith("history:work")
     assert 100.0 < coded.predicted_duration.p50 < 300.0
+
+
+def test_a_run_of_a_kind_that_often_ends_early_is_expected_to_end_where_such_runs_end_if_it_still_can():
+    """80 % of runs of this kind ended at 30 % of their steps. At 10 % the remaining time is mostly the
+    20 % of steps up to that point; past 30 % no early end is left and the full remainder comes back."""
+    p = predictor([])
+    stops = StopHabits(p_stop=0.8, fractions=np.full(10, 0.3))
+    before = p.refine(Progress(current_step=100, total_steps=1000, iteration_time_s=1.0, elapsed_s=100.0),
+                      stops=stops)
+    after = p.refine(Progress(current_step=500, total_steps=1000, iteration_time_s=1.0, elapsed_s=500.0),
+                     stops=stops)
+    assert before.p50 == pytest.approx(200.0, rel=1e-6) and before.p90 > 500.0
+    assert after.p50 == pytest.approx(500.0, rel=1e-6)
+
+
+def test_stop_habits_from_too_few_ended_runs_are_not_used():
+    p = predictor([])
+    work = CodeEstimate(total_steps=1000, iteration_time_s=1.0, confidence=1.0)
+    few = StopHabits(p_stop=0.9, fractions=np.array([0.1, 0.2]))
+    many = StopHabits(p_stop=0.9, fractions=np.full(10, 0.2))
+    assert "stops" not in p.predict("x", "u", now=1.0, code=work, stops=few).sources
+    with_stops = p.predict("x", "u", now=1.0, code=work, stops=many)
+    assert "stops" in with_stops.sources and with_stops.estimate.p50 < 300.0
