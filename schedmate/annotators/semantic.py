@@ -60,11 +60,12 @@ def _median(xs: list[float]) -> float:
 class _LogCursor:
     """Reads the bytes a log file gained since the last look, into one log monitor per job."""
 
-    def __init__(self, path: Path, use_llm: bool) -> None:
+    def __init__(self, path: Path, use_llm: bool, offset: int = 0, attempt: Any = None) -> None:
         from schedmate.logmon.cli import make_monitor
 
         self.path = path
-        self.offset = 0
+        self.offset = offset
+        self.attempt = attempt
         self.monitor = make_monitor(str(path), use_llm=use_llm)
 
     def poll(self):
@@ -241,8 +242,17 @@ class SemanticAnnotator(HistoryAnnotator):
         if sem is None or not sem.log_source:
             return None
         cursor = self._cursors.get(js.job.id)
-        if cursor is None:
-            cursor = self._cursors[js.job.id] = _LogCursor(Path(sem.log_source), self.use_llm)
+        attempt = js.extra.get("_run")
+        if cursor is None or cursor.attempt != attempt:
+            # A restarted job (preempted, requeued) is a new process: read its log from where the last
+            # attempt stopped with a fresh monitor, so the time it spent stopped is not taken for a hang.
+            offset = 0
+            if cursor is not None:
+                offset = cursor.offset
+                spent = cursor.tokens()
+                self.stats["prompt_tokens"] += spent[0]
+                self.stats["completion_tokens"] += spent[1]
+            cursor = self._cursors[js.job.id] = _LogCursor(Path(sem.log_source), self.use_llm, offset, attempt)
         t0 = time.perf_counter()
         before = cursor.monitor.report().llm_calls if cursor.offset else 0
         report = cursor.poll()

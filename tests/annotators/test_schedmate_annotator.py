@@ -119,3 +119,15 @@ def test_epoch_based_jobs_get_a_work_estimate_from_an_earlier_jobs_log(tmp_path)
     assert est is not None
     assert est.total_steps == epochs * 1000 and est.iteration_time_s == 0.4
     assert est.confidence < 0.7  # another GPU count, and steps from epochs
+
+
+def test_a_preempted_jobs_restart_is_not_taken_for_a_hang(tiny_trace, tmp_path):
+    """Tiresias preempts: a job's log is silent while it waits, then the restarted process logs its
+    start-up. Read with the first attempt's monitor, that silence looked like hours without progress and
+    healthy jobs were ended as hung; each attempt now gets a fresh monitor from where the last one stopped."""
+    ann = SemanticAnnotator(use_llm=False, monitor_interval_s=300)
+    r = replay(tiny_trace, policy="tiresias", annotator=ann, cluster="8", semantic=tmp_path / "sem")
+    assert r.summary.preemptions > 0
+    wrongly_ended = [js.job.id for js in r.sim.jobs if js.ended_by == "signal"
+                     and js.job.outcome.value == "completed" and js.job.hang_onset_s is None]
+    assert wrongly_ended == []
