@@ -98,10 +98,12 @@ class SemanticAnnotator(HistoryAnnotator):
 
     def __init__(self, use_llm: bool | None = None, monitor_interval_s: float = 600.0,
                  embedder: str = "hashed", first_look_s: float = 10.0, **history_options: Any) -> None:
-        if use_llm is None:
+        if use_llm is None:  # a server named in the environment (e.g. a shared one), else one we serve
+            import os
+
             from schedmate.llm import serving
 
-            use_llm = serving.running_server() is not None
+            use_llm = bool(os.environ.get("SCHEDMATE_LLM_BASE_URL")) or serving.running_server() is not None
         self.use_llm = use_llm
         self.monitor_interval_s = monitor_interval_s
         self.first_look_s = first_look_s
