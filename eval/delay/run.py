@@ -190,28 +190,35 @@ def markdown(rel: pd.DataFrame) -> str:
 
 SWEEP_COMPRESS = (0.45, 1.0, 2.0, 5.0)
 SWEEP_LOADS = (0.9, 1.5, 3.0)
+SWEEP_LOADS_4GPU_C8 = (0.9, 1.2, 1.5, 2.0)
 
 
 def load_sweep(out: Path) -> pd.DataFrame:
     """Philly-derived workload at several load levels (arrivals compressed more) and the distributed
-    workload at several offered loads on both node sizes; congested:4, fixed delay."""
-    cases: list[tuple[str, str, float, list]] = [
-        ("philly", CLUSTER, c, load_trace(f"derived:philly:800:0:{c}").jobs) for c in SWEEP_COMPRESS]
-    for load in SWEEP_LOADS:
+    workload at several offered loads on both node sizes, congested:4; and distributed-4gpu under
+    congested:8 as well (where classic consolidation crosses the 1:8 uplinks); fixed delay."""
+    cases: list[tuple[str, str, str, float, list]] = [
+        ("philly", CLUSTER, "congested:4", c, load_trace(f"derived:philly:800:0:{c}").jobs) for c in SWEEP_COMPRESS]
+    loads = sorted(set(SWEEP_LOADS) | set(SWEEP_LOADS_4GPU_C8))
+    for load in loads:
         dist = load_trace("synth:distributed:800:0", target_load=load, cluster_gpus=256).jobs
-        cases += [("distributed", CLUSTER, float("nan"), dist), ("distributed-4gpu", CLUSTER_4GPU, float("nan"), dist)]
+        if load in SWEEP_LOADS:
+            cases += [("distributed", CLUSTER, "congested:4", float("nan"), dist),
+                      ("distributed-4gpu", CLUSTER_4GPU, "congested:4", float("nan"), dist)]
+        if load in SWEEP_LOADS_4GPU_C8:
+            cases.append(("distributed-4gpu", CLUSTER_4GPU, "congested:8", float("nan"), dist))
     rows = []
-    for wname, cluster, c, jobs in cases:
+    for wname, cluster, net, c, jobs in cases:
         for ann in ANNOTATORS:
             for pol in ("consolidate", "consolidate-rack", "scatter", "delay"):
-                s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=cluster, network="congested:4").summary
-                rows.append({"workload": wname, "compress": c, "offered_load": round(offered_load(jobs), 2),
-                             "annotator": ann,
+                s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=cluster, network=net).summary
+                rows.append({"workload": wname, "network": net, "compress": c,
+                             "offered_load": round(offered_load(jobs), 2), "annotator": ann,
                              "policy": pol, "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
                              "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
                              "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "gpu_util": s.gpu_utilization,
                              "preemptions": s.preemptions})
-                typer.echo(f"sweep {wname} load {rows[-1]['offered_load']} {ann} {pol}: "
+                typer.echo(f"sweep {wname} {net} load {rows[-1]['offered_load']} {ann} {pol}: "
                            f"avg JCT {rows[-1]['avg_jct_h']:.2f} h")
     df = pd.DataFrame(rows)
     df.to_csv(out / "load_sweep.csv", index=False)
