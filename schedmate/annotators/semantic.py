@@ -18,6 +18,7 @@ bounded) and the log monitor (rules win; a line that addresses the model is neve
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,11 +53,6 @@ class _Measured:
     """Steps per epoch x GPUs (the dataset in per-GPU batches), for epoch-based jobs."""
 
 
-def _median(xs: list[float]) -> float:
-    ys = sorted(xs)
-    return ys[len(ys) // 2]
-
-
 class _LogCursor:
     """Reads the bytes a log file gained since the last look, into one log monitor per job."""
 
@@ -66,6 +62,8 @@ class _LogCursor:
         self.path = path
         self.offset = offset
         self.attempt = attempt
+        self.calls_counted = 0
+        """LLM calls of this monitor already added to the annotator's stats."""
         self.monitor = make_monitor(str(path), use_llm=use_llm)
 
     def poll(self):
@@ -117,8 +115,11 @@ class SemanticAnnotator(HistoryAnnotator):
         self.stats = {"jobs": 0, "profiled": 0, "code_llm_calls": 0, "log_llm_calls": 0, "annotate_s": 0.0,
                       "log_looks": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self._cache = None
-        self._ends: dict[str | None, list[float]] = {}
-        """user -> the step fraction at which each of their finished runs ended (1.0: reached its target)."""
+        self._ended_early: list[float] = []
+        """The step fractions at which finished runs ended before their target (everyone's)."""
+        self._ends_by_user: dict[str | None, list[int]] = {}
+        """user -> [finished runs with a known end fraction, of which ended before their target]."""
+        self._early_array: np.ndarray | None = None  # `_ended_early` as an array, until the next end
         super().__init__(embedder=embedder, profiles=self._profile_summary, code_estimates=self._code_estimate,
                          stop_habits=self._stop_habits, **history_options)
 
@@ -173,24 +174,25 @@ class SemanticAnnotator(HistoryAnnotator):
         if not steps and epochs:
             per_epoch = [m.batches_per_epoch / max(1, job.num_gpus) for m in pool if m.batches_per_epoch]
             if per_epoch:
-                steps = max(1, round(float(epochs) * _median(per_epoch)))
+                steps = max(1, round(float(epochs) * statistics.median_high(per_epoch)))
                 confidence -= 0.1
         if not steps:
             return None
-        return CodeEstimate(total_steps=int(steps), iteration_time_s=_median([m.iteration_time_s for m in pool]),
+        return CodeEstimate(total_steps=int(steps), iteration_time_s=statistics.median_high([m.iteration_time_s for m in pool]),
                             confidence=confidence)
 
     def _stop_habits(self, job: Job) -> StopHabits | None:
         """How often runs end before their target (this user's share smoothed towards everyone's by
         `HABIT_PRIOR` pseudo-runs) and at which fractions (everyone's: more data than one user's)."""
-        everyone = [f for ends in self._ends.values() for f in ends]
-        if not everyone:
+        total = sum(n for n, _ in self._ends_by_user.values())
+        if total == 0:
             return None
-        early = np.array([f for f in everyone if f < 1.0])
-        base = len(early) / len(everyone)
-        mine = self._ends.get(job.user, [])
-        p = (sum(f < 1.0 for f in mine) + HABIT_PRIOR * base) / (len(mine) + HABIT_PRIOR)
-        return StopHabits(p_stop=p, fractions=early)
+        if self._early_array is None:
+            self._early_array = np.array(self._ended_early)
+        base = len(self._ended_early) / total
+        n, early = self._ends_by_user.get(job.user, (0, 0))
+        p = (early + HABIT_PRIOR * base) / (n + HABIT_PRIOR)
+        return StopHabits(p_stop=p, fractions=self._early_array)
 
     def _remember(self, job: Job, prof: Any, prog: Any) -> None:
         """Keep what this job's log shows about its shape (the latest look wins)."""
@@ -207,7 +209,9 @@ class SemanticAnnotator(HistoryAnnotator):
         super().reset(seed)
         self._profiles.clear()
         self._measured.clear()
-        self._ends.clear()
+        self._ended_early.clear()
+        self._ends_by_user.clear()
+        self._early_array = None
         self._cursors.clear()
         self.predictions.clear()
         self.stats.pop("profile_errors", None)
@@ -251,17 +255,15 @@ class SemanticAnnotator(HistoryAnnotator):
             offset = 0
             if cursor is not None:
                 offset = cursor.offset
-                spent = cursor.tokens()
-                self.stats["prompt_tokens"] += spent[0]
-                self.stats["completion_tokens"] += spent[1]
+                self._retire(cursor)
             cursor = self._cursors[js.job.id] = _LogCursor(Path(sem.log_source), self.use_llm, offset, attempt)
         t0 = time.perf_counter()
-        before = cursor.monitor.report().llm_calls if cursor.offset else 0
         report = cursor.poll()
         self.stats["log_looks"] += 1
         if report is None:
             return None
-        self.stats["log_llm_calls"] += report.llm_calls - before
+        self.stats["log_llm_calls"] += report.llm_calls - cursor.calls_counted
+        cursor.calls_counted = report.llm_calls
         self.stats["annotate_s"] += time.perf_counter() - t0
         prog = report.progress
         prof = self._profile(js.job)
@@ -323,13 +325,17 @@ class SemanticAnnotator(HistoryAnnotator):
             "log_looks": self.stats["log_looks"], "annotate_s_per_job": self.stats["annotate_s"] / jobs,
         }
 
+    def _retire(self, cursor: _LogCursor) -> None:
+        """A cursor is done (its job ended or restarted): keep the tokens its monitor spent."""
+        prompt, completion = cursor.tokens()
+        self.stats["prompt_tokens"] += prompt
+        self.stats["completion_tokens"] += completion
+
     def on_finish(self, job: Job, now: float, runtime_s: float) -> None:
         super().on_finish(job, now, runtime_s)
         cursor = self._cursors.pop(job.id, None)
         if cursor is not None:
-            spent = cursor.tokens()
-            self.stats["prompt_tokens"] += spent[0]
-            self.stats["completion_tokens"] += spent[1]
+            self._retire(cursor)
         sem, prof = job.semantic, self._profile(job)
         if sem is None or not sem.log_source:
             return
@@ -342,6 +348,11 @@ class SemanticAnnotator(HistoryAnnotator):
         prog = report.progress
         if prog.steps_done is not None and prog.steps_left is not None and prog.steps_done + prog.steps_left > 0:
             ended = prog.steps_done / (prog.steps_done + prog.steps_left)
-            self._ends.setdefault(job.user, []).append(1.0 if ended >= REACHED_TARGET else ended)
+            counts = self._ends_by_user.setdefault(job.user, [0, 0])
+            counts[0] += 1
+            if ended < REACHED_TARGET:
+                counts[1] += 1
+                self._ended_early.append(ended)
+                self._early_array = None
         if prof is not None and job.id not in self._measured.get(self._shape(prof), {}):
             self._remember(job, prof, prog)
