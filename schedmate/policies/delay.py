@@ -160,8 +160,13 @@ class DelayTimers:
         w_node = min(cfg.age_cap_s, node_f * extra)
         return w_node, min(cfg.age_cap_s, max(w_node, rack_f * extra))
 
+    def origin(self, js: JobState) -> float:
+        """When the job's wait began: eligibility, moved back by any wait credited from before this
+        simulation (the tuner's forward runs)."""
+        return js.eligible_since - js.extra.get(CREDIT_KEY, 0.0)
+
     def waited(self, js: JobState, now: float) -> float:
-        return now - js.eligible_since + js.extra.get(CREDIT_KEY, 0.0)
+        return now - self.origin(js)
 
 
 @PLACEMENTS.register("delay")
@@ -224,7 +229,7 @@ class DelayPlacement(PlacementPolicy):
             return self._took(js, p, 0, live)
         timers = self.timers
         w_node, w_rack = timers.timers(js)
-        origin = js.eligible_since - js.extra.get(CREDIT_KEY, 0.0)
+        origin = timers.origin(js)
         aged = now - origin >= timers.config.age_cap_s
         node_deadline = origin + w_node
         if aged or now >= node_deadline:

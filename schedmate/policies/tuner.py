@@ -385,7 +385,7 @@ class DelayTuner:
         t = self.timers
         if t.klass(js) == "low":
             return -math.inf
-        return js.eligible_since - js.extra.get(CREDIT_KEY, 0.0) + t.timers(js)[1]
+        return t.origin(js) + t.timers(js)[1]
 
     def _affordable(self, sim: Simulator, events: float) -> bool:
         """Do `events` more forward events fit in the event budget?"""
