@@ -38,10 +38,7 @@ def shares(pred: list[float | None], truth: list[float]) -> dict[str, float]:
 
 def calibration_shares(part: pd.DataFrame, col: str, truth: list[float]) -> dict[str, float]:
     """Share of actual run times below the predicted p10 / p50 / p90 (ideal 0.1 / 0.5 / 0.9)."""
-    def q(v: float) -> float | None:
-        return None if v != v else v
-
-    ests = [None if q(a) is None else DurationEstimate(p10=b, p50=a, p90=c)
+    ests = [None if pd.isna(a) else DurationEstimate(p10=b, p50=a, p90=c)
             for a, b, c in zip(part[col], part[col + "_p10"], part[col + "_p90"], strict=True)]
     cal = calibration(ests, truth)
     return {k: cal[k] for k in ("below_p10", "below_p50", "below_p90")}
@@ -80,7 +77,7 @@ def main() -> None:
     for (name, how), part in [((n, "all jobs"), g) for n, g in df.groupby("trace", sort=False)] + list(
             df.groupby(["trace", "ended"], sort=False)):
         for when, col in (("submission", "at_submission"), ("25% progress", "at_25pct")):
-            pred = [None if v != v else v for v in part[col]]
+            pred = [None if pd.isna(v) else v for v in part[col]]
             truth = list(part["actual_run_s"])
             rows.append({"trace": name, "jobs_ended": how, "when": when, **shares(pred, truth),
                          **calibration_shares(part, col, truth)})
