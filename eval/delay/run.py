@@ -2,8 +2,11 @@
 
     .venv/bin/python -m eval.delay.run --out eval/delay/results
 
-Every policy uses the same queue order (`fifo-nb`: submission order, non-blocking), so only the
-placement (and, for delay, its preemption and tuner) differs. Workloads, on a 256-GPU cluster
+Every policy but one uses the same queue order (`fifo-nb`: submission order, non-blocking), so only
+the placement (and, for delay, its preemption and tuner) differs. The exception is the Tiresias-style
+consolidation baseline `consolidate-fifo`: strict FIFO (the head job waits for a packed placement in
+one rack and holds the queue, no backfilling), as the Tiresias simulator's `fifo` schedule with its
+per-switch `yarn` placement runs it. Workloads, on a 256-GPU cluster
 (32 nodes x 8 GPUs, 16 nodes a rack):
 
 * `philly`: `derived:philly:800:0:0.45` (real Philly arrivals, GPU counts and durations; arrivals
@@ -41,7 +44,10 @@ CLUSTER = "256"
 CLUSTER_4GPU = "nodes=64,gpus=4,rack=16"
 NETWORKS = ("ideal", "congested:4", "congested:8")
 ANNOTATORS = ("none", "oracle")
-POLICIES = ("consolidate", "consolidate-rack", "scatter", "random", "delay", "delay-tuned")
+POLICIES = ("consolidate-fifo", "consolidate", "consolidate-rack", "scatter", "random", "delay", "delay-tuned")
+BASELINES = (("consolidate-fifo", "consolidate_fifo"), ("consolidate", "consolidate"),
+             ("consolidate-rack", "consolidate_rack"))
+"""The consolidation baselines each policy is compared with: (policy, column tag)."""
 
 
 def workloads(quick: bool) -> dict[str, tuple[list, str]]:
@@ -78,6 +84,11 @@ def offered_load(jobs: list, gpus: int = 256) -> float:
 def scheduler(policy: str) -> Scheduler:
     if policy.startswith("delay"):
         return build_scheduler(policy, tuner=TunerConfig())
+    if policy == "consolidate-fifo":
+        sched = build_scheduler("fifo", "consolidate-rack")
+        sched.backfill = False  # strict: nothing passes a head that waits for its packed placement
+        sched.name = "consolidate-fifo"
+        return sched
     return build_scheduler("fifo-nb", policy)
 
 
@@ -121,12 +132,12 @@ def run_all(quick: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.Data
 
 
 def relative(df: pd.DataFrame) -> pd.DataFrame:
-    """Per (workload, network, annotator): each policy's change vs consolidate (fewest nodes, may cross
-    racks), vs consolidate-rack (waits for one rack) and vs scatter."""
+    """Per (workload, network, annotator): each policy's change vs the consolidation baselines
+    (`BASELINES`) and its communication overhead vs scatter."""
     keys = ["workload", "network", "annotator"]
     ms = ["makespan_h", "avg_jct_h", "p99_jct_h"]
     out = df
-    for base_policy, tag in (("consolidate", "consolidate"), ("consolidate-rack", "consolidate_rack")):
+    for base_policy, tag in BASELINES:
         base = df[df.policy == base_policy][keys + ms].rename(columns={m: f"{m}_base" for m in ms})
         out = out.merge(base, on=keys)
         for m in ms:
@@ -161,7 +172,7 @@ def plots(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_title(label)
             ax.set_yscale("symlog" if m == "comm_overhead_gpu_h" else "log")
         axes[0].legend(fontsize=7)
-        fig.suptitle(f"{wname} / annotator {ann} / {g.cluster.iloc[0]} (256 GPUs) / order fifo-nb")
+        fig.suptitle(f"{wname} / annotator {ann} / {g.cluster.iloc[0]} (256 GPUs) / order fifo-nb (consolidate-fifo: fifo)")
         fig.tight_layout()
         p = out / f"{wname}_{ann}.png"
         fig.savefig(p, dpi=110)
@@ -172,16 +183,18 @@ def plots(df: pd.DataFrame, out: Path) -> list[Path]:
 
 def markdown(rel: pd.DataFrame) -> str:
     cols = ["workload", "network", "annotator", "policy", "makespan_h", "avg_jct_h", "p99_jct_h", "avg_queue_h",
-            "gpu_util", "comm_overhead_gpu_h", "preemptions", "spread_jobs", "makespan_vs_consolidate_pct",
-            "avg_jct_vs_consolidate_pct", "makespan_vs_consolidate_rack_pct", "avg_jct_vs_consolidate_rack_pct",
-            "comm_vs_scatter_pct", "tuner_share"]
+            "gpu_util", "comm_overhead_gpu_h", "preemptions", "spread_jobs", "makespan_vs_consolidate_fifo_pct",
+            "avg_jct_vs_consolidate_fifo_pct", "makespan_vs_consolidate_pct", "avg_jct_vs_consolidate_pct",
+            "makespan_vs_consolidate_rack_pct", "avg_jct_vs_consolidate_rack_pct", "comm_vs_scatter_pct",
+            "tuner_share"]
     t = rel[cols].copy()
     for c in ("makespan_h", "avg_jct_h", "p99_jct_h", "avg_queue_h"):
         t[c] = t[c].map(lambda v: f"{v:.1f}" if v >= 10 else f"{v:.2f}")
     t["gpu_util"] = t["gpu_util"].map(lambda v: f"{v:.2f}")
     t["comm_overhead_gpu_h"] = t["comm_overhead_gpu_h"].map(lambda v: f"{v:,.0f}")
-    for c in ("makespan_vs_consolidate_pct", "avg_jct_vs_consolidate_pct", "makespan_vs_consolidate_rack_pct",
-              "avg_jct_vs_consolidate_rack_pct", "comm_vs_scatter_pct"):
+    for c in ("makespan_vs_consolidate_fifo_pct", "avg_jct_vs_consolidate_fifo_pct", "makespan_vs_consolidate_pct",
+              "avg_jct_vs_consolidate_pct", "makespan_vs_consolidate_rack_pct", "avg_jct_vs_consolidate_rack_pct",
+              "comm_vs_scatter_pct"):
         t[c] = t[c].map(lambda v: f"{v:+.1f}")
     t["tuner_share"] = t["tuner_share"].map(lambda v: f"{100 * v:.0f}%" if v else "")
     header = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
@@ -210,7 +223,7 @@ def load_sweep(out: Path) -> pd.DataFrame:
     rows = []
     for wname, cluster, net, c, jobs in cases:
         for ann in ANNOTATORS:
-            for pol in ("consolidate", "consolidate-rack", "scatter", "delay"):
+            for pol in ("consolidate-fifo", "consolidate", "consolidate-rack", "scatter", "delay"):
                 s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=cluster, network=net).summary
                 rows.append({"workload": wname, "network": net, "compress": c,
                              "offered_load": round(offered_load(jobs), 2), "annotator": ann,

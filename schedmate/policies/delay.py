@@ -8,10 +8,14 @@ Levels (best first), from the helpers in `placements`:
 * **L2** `anywhere`: fewest nodes over the whole cluster.
 
 A job takes L0 whenever L0 is free. Otherwise it may take L1 once it has waited `W_node` and L2
-once it has waited `W_rack` (cumulative, W_rack >= W_node). Waits count from `js.eligible_since`
-(submission, or the last preemption) and are never reset by other jobs' launches (the pitfall of
-Spark's per-stage delay scheduling). A job held back by a timer gets `Wait(until=next expiry)`, so
-the jobs behind it in the queue may go.
+once it has waited `W_rack` (cumulative, W_rack >= W_node). The wait is the **locality wait**: it
+counts from the first time, since the job became eligible (submission, or its last preemption), that
+enough GPUs were free for it but no L0 slot was, i.e. from when the policy first held it back for
+locality; it is never reset by other jobs' launches (the pitfall of Spark's per-stage delay
+scheduling) nor by the free GPUs vanishing again. Time spent waiting for GPUs at all is not charged to
+the timers: under heavy load every queued job would otherwise reach the head with its timers long
+run out and go spread at once, behaving like scatter exactly when spreading hurts most. A job held
+back by a timer gets `Wait(until=next expiry)`, so the jobs behind it in the queue may go.
 
 **Timers from the predicted sensitivity** (`Annotation.network_sensitivity` = s in [0, 1], else
 derived from `Annotation.spread_slowdown`; unknown -> `default_sensitivity`, so every job is treated
@@ -31,17 +35,23 @@ because congestion multiplies the spread cost; they were chosen on the Philly-de
 `mid` [0.1, 0.5), `high` [0.5, 1]); the fixed policy uses the configured factors for every class, the
 auto-tuner (`schedmate.policies.tuner`) sets them per class.
 
-**Starvation guard** (reservation): a job that has waited `age_cap_s` may go anywhere (its timers are
-capped there), and when it still does not fit, the oldest such job reserves its GPU count: the other
-jobs may only use the free GPUs beyond it, so the free count grows until it fits. While a reservation
-is held the policy is not `monotone` (the reserved job may fit where a smaller job did not).
+**Starvation guard** (reservation): the job that has queued longest past `age_cap_s` since it
+became eligible (queueing of any kind, not only the locality wait) holds a reservation in the rack
+that was closest to holding it (the most free GPUs among racks big enough): the other jobs may not use
+that rack's most-free nodes, up to its GPU count, so the rack drains for it; the holder may take one
+rack (L1) at once and goes anywhere only after its own rack timer (or at once when no rack could hold
+it; such a job reserves a plain GPU count). Only the holder relaxes its locality: under overload every
+queued job passes the age cap, and letting them all go anywhere would turn the policy into scatter
+exactly when spreading costs most. While a reservation is held the policy is not `monotone` (the
+reserved job may fit where a smaller job did not).
 
 **Monotone**: without a reservation, `place` returns None only when fewer GPUs are free than the job
 asks for (L2 fails), so no bigger job could be placed either: `monotone` is True then. A job held back
 by a timer returns `Wait`, never None.
 
 **Preemption** (`NetworkPreemption`, registered `network`): a sensitive job (s >= `sensitive_from`)
-whose node timer has run out, and that would be spread (L1/L2) or cannot be placed at all, may stop
+whose locality wait has run at least its node timer, and that would be spread (L1/L2) or cannot be
+placed at all now, may stop
 running jobs that are lower priority in the queue order (a larger order key) and insensitive
 (s < `victim_below`) to free a consolidated (L0) slot; victims lose `ReplayConfig.restart_cost_s` of
 progress and requeue. A job is never preempted within `min_interval_s` of its last preemption nor
@@ -77,7 +87,13 @@ from schedmate.sim.state import ClusterState, JobState, Placement, Status
 
 CLASSES = ("unknown", "low", "mid", "high")
 CREDIT_KEY = "delay:credit"
-"""`js.extra[CREDIT_KEY]`: seconds already waited before this simulation (forward simulations)."""
+"""`js.extra[CREDIT_KEY]`: seconds already queued before this simulation (forward simulations)."""
+CLOCK_KEY = "delay:clock"
+"""`js.extra[CLOCK_KEY]`: (eligible_since, t): the locality wait of the attempt that became eligible
+at `eligible_since` began at `t` (a preemption makes a new attempt, with a new clock)."""
+CLOCK_CREDIT_KEY = "delay:clock-credit"
+"""`js.extra[CLOCK_CREDIT_KEY]`: seconds of locality wait already run before this simulation (forward
+simulations of a job whose clock had started); its clock then counts from its eligibility."""
 
 
 @ORDERS.register("fifo-nb")
@@ -160,13 +176,35 @@ class DelayTimers:
         w_node = min(cfg.age_cap_s, node_f * extra)
         return w_node, min(cfg.age_cap_s, max(w_node, rack_f * extra))
 
-    def origin(self, js: JobState) -> float:
-        """When the job's wait began: eligibility, moved back by any wait credited from before this
-        simulation (the tuner's forward runs)."""
+    def queued_since(self, js: JobState) -> float:
+        """When the job's queueing began: eligibility, moved back by any queueing credited from before
+        this simulation (the tuner's forward runs). The starvation guard and preemption count from here."""
         return js.eligible_since - js.extra.get(CREDIT_KEY, 0.0)
 
+    def queued(self, js: JobState, now: float) -> float:
+        return now - self.queued_since(js)
+
+    def origin(self, js: JobState) -> float | None:
+        """When the job's locality wait began (the timers count from here), None if it has not: since
+        it became eligible it was never offered enough free GPUs without an L0 slot among them."""
+        got = js.extra.get(CLOCK_KEY)
+        if got is not None and got[0] == js.eligible_since:
+            return got[1]
+        credit = js.extra.get(CLOCK_CREDIT_KEY)
+        return None if credit is None else js.eligible_since - credit
+
+    def start_clock(self, js: JobState, now: float) -> float:
+        """Start the job's locality wait now unless it runs already; returns its origin."""
+        o = self.origin(js)
+        if o is None:
+            js.extra[CLOCK_KEY] = (js.eligible_since, now)
+            o = now
+        return o
+
     def waited(self, js: JobState, now: float) -> float:
-        return now - self.origin(js)
+        """Seconds of locality wait so far (0 before the clock starts)."""
+        o = self.origin(js)
+        return 0.0 if o is None else now - o
 
 
 @PLACEMENTS.register("delay")
@@ -179,6 +217,8 @@ class DelayPlacement(PlacementPolicy):
     def __init__(self, config: DelayConfig | None = None, timers: DelayTimers | None = None) -> None:
         self.timers = timers or DelayTimers(config)
         self._reserved: JobState | None = None
+        self._rack: int | None = None
+        """The rack the reservation holds GPUs in (None: a plain GPU count, for a job no rack holds)."""
         self.levels = [0, 0, 0]
         """Placements made at L0, L1, L2 (for reports)."""
 
@@ -188,28 +228,48 @@ class DelayPlacement(PlacementPolicy):
 
     def reset(self, seed: int) -> None:
         self._reserved = None
+        self._rack = None
         self.levels = [0, 0, 0]
 
     # ---------------------------------------------------------------- starvation guard
     def _aged(self, js: JobState, now: float) -> bool:
-        return self.timers.waited(js, now) >= self.timers.config.age_cap_s
+        return self.timers.queued(js, now) >= self.timers.config.age_cap_s
 
-    def _held_for_others(self, js: JobState) -> int:
+    def _holder(self) -> JobState | None:
         r = self._reserved
+        if r is not None and r.status is not Status.waiting:
+            self._reserved = self._rack = None
+            return None
+        return r
+
+    def _free_for_others(self, cluster: ClusterState) -> tuple[list[int], int]:
+        """(per-node free GPUs, their sum) that a job other than the reservation's holder may use."""
+        r = self._holder()
         if r is None:
-            return 0
-        if r.status is not Status.waiting:
-            self._reserved = None
-            return 0
-        return 0 if r is js else r.num_gpus
+            return cluster.free, cluster.total_free
+        if self._rack is None:
+            return cluster.free, cluster.total_free - r.num_gpus
+        view = list(cluster.free)
+        need = r.num_gpus
+        # hold back the rack's most-free nodes, the ones its consolidated placement would take
+        for n in sorted(cluster.nodes_in_rack[self._rack], key=lambda n: (-view[n], n)):
+            if need <= 0:
+                break
+            need -= view[n]
+            view[n] = 0
+        return view, sum(view)
 
     def note_unplaced(self, js: JobState, cluster: ClusterState, now: float) -> None:
         if not self._aged(js, now):
             return
-        r = self._reserved
-        if r is None or r.status is not Status.waiting or (
-            self.timers.waited(js, now), -js.idx) > (self.timers.waited(r, now), -r.idx):
+        r = self._holder()
+        if r is None or (self.timers.queued(js, now), -js.idx) > (self.timers.queued(r, now), -r.idx):
             self._reserved = js
+            racks = [rk for rk, nodes in sorted(cluster.nodes_in_rack.items())
+                     if sum(cluster.capacity[n] for n in nodes) >= js.num_gpus]
+            # the rack closest to holding it now; it keeps that rack until it starts
+            self._rack = max(racks, key=lambda rk: (sum(cluster.free[n] for n in cluster.nodes_in_rack[rk]), -rk),
+                             default=None)
 
     # ---------------------------------------------------------------- placement
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
@@ -217,9 +277,10 @@ class DelayPlacement(PlacementPolicy):
         if g <= 0:
             return ()
         live = free is None
+        reserved = False
         if live:
-            free = cluster.free
-            avail = cluster.total_free - self._held_for_others(js)
+            reserved = self._holder() is js
+            free, avail = (cluster.free, cluster.total_free) if reserved else self._free_for_others(cluster)
         else:
             avail = sum(free)
         if avail < g:
@@ -229,15 +290,20 @@ class DelayPlacement(PlacementPolicy):
             return self._took(js, p, 0, live)
         timers = self.timers
         w_node, w_rack = timers.timers(js)
-        origin = timers.origin(js)
-        aged = now - origin >= timers.config.age_cap_s
+        # enough GPUs are free but no L0 slot: the locality wait starts (a hypothetical `free` only asks)
+        origin = timers.start_clock(js, now) if live else timers.origin(js)
+        if origin is None:
+            origin = now
         node_deadline = origin + w_node
-        if aged or now >= node_deadline:
+        # the reservation's holder may take one rack at once (its reserved rack drains for it); it
+        # goes anywhere early only if no rack could hold it, since under overload every queued job
+        # passes the age cap and spreading them all would make the policy scatter
+        if reserved or now >= node_deadline:
             p = within_one_rack(g, cluster, free)
             if p is not None:
                 return self._took(js, p, 1, live)
             rack_deadline = origin + w_rack
-            if aged or now >= rack_deadline:
+            if (reserved and self._rack is None) or now >= rack_deadline:
                 p = anywhere(g, cluster, free)
                 if p is not None:
                     return self._took(js, p, 2, live)
@@ -249,7 +315,7 @@ class DelayPlacement(PlacementPolicy):
         if live:
             self.levels[level] += 1
             if self._reserved is js:
-                self._reserved = None
+                self._reserved = self._rack = None
         return p
 
 
@@ -288,7 +354,9 @@ class NetworkPreemption(PreemptionPolicy):
         if t.sensitivity(js) < self.config.sensitive_from:
             return False
         w_node, _ = t.timers(js)
-        return t.waited(js, now) >= w_node
+        # only a job held back for locality (its clock runs) preempts: preempting for a job that
+        # waits for GPUs at all would be priority preemption, which under load cost average JCT
+        return t.origin(js) is not None and t.waited(js, now) >= w_node
 
     def victims(self, js, running, cluster, placement, order, now):
         return self._find(js, running, cluster, order, now)
@@ -386,6 +454,6 @@ def delay_parts(setup: DelaySetup | None = None) -> tuple[QueueOrder, DelayPlace
 
 
 __all__ = [
-    "CLASSES", "CREDIT_KEY", "DelayConfig", "DelayPlacement", "DelaySetup", "DelayTimers", "NetworkPreemption",
+    "CLASSES", "CLOCK_CREDIT_KEY", "CLOCK_KEY", "CREDIT_KEY", "DelayConfig", "DelayPlacement", "DelaySetup", "DelayTimers", "NetworkPreemption",
     "NetworkPreemptionConfig", "NonBlockingFIFO", "delay_parts",
 ]

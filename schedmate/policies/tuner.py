@@ -5,7 +5,8 @@ Every `period_s` of simulated time (the `Scheduler.on_tick` hook) the tuner
 1. **snapshots what the scheduler may know** into a list of jobs for a fresh `Simulator` on the same
    cluster: the running jobs, pinned to their current placements (so the forward run starts with the
    current occupancy) with their *predicted* remaining time; the first `max_waiting` waiting jobs in
-   queue order, with the time they have already waited credited to their timers; and the last
+   queue order, with the time they have already queued (and their locality wait so far, for jobs
+   whose delay clock has started) credited to them; and the last
    `max_recent` jobs that arrived within `recent_window_s`, re-timed forward by one window (the near
    future is assumed to look like the recent past). Durations are annotation estimates; without
    one, the median runtime of the jobs that have finished so far (observable history; 1 h before
@@ -53,6 +54,7 @@ from schedmate.annotators.base import Annotator
 from schedmate.policies.base import Decision, PlacementPolicy, QueueOrder, Scheduler
 from schedmate.policies.delay import (
     CLASSES,
+    CLOCK_CREDIT_KEY,
     CREDIT_KEY,
     DelayPlacement,
     DelayTimers,
@@ -116,6 +118,8 @@ class Snapshot:
     annotations: dict[str, Annotation]
     pins: dict[str, Placement]
     credit: dict[str, float]
+    clock: dict[str, float]
+    """Locality wait already run, for waiting jobs whose delay clock has started."""
     classes: list[str]
 
 
@@ -194,6 +198,7 @@ def snapshot(sim: Simulator, now: float, timers: DelayTimers, cfg: TunerConfig) 
     anns: dict[str, Annotation] = {}
     pins: dict[str, Placement] = {}
     credit: dict[str, float] = {}
+    clock: dict[str, float] = {}
     classes: set[str] = set()
 
     def add(jid: str, submit: float, js: JobState, dur: float) -> None:
@@ -219,7 +224,9 @@ def snapshot(sim: Simulator, now: float, timers: DelayTimers, cfg: TunerConfig) 
         js = sim.jobs[idx]
         r = predicted_remaining(js, now)
         add(f"wait:{js.job.id}", 0.0, js, fallback if r is None else r)
-        credit[f"wait:{js.job.id}"] = timers.waited(js, now)
+        credit[f"wait:{js.job.id}"] = timers.queued(js, now)
+        if timers.origin(js) is not None:
+            clock[f"wait:{js.job.id}"] = timers.waited(js, now)
         classes.add(timers.klass(js))
     start = now - cfg.recent_window_s
     recent = []
@@ -235,7 +242,7 @@ def snapshot(sim: Simulator, now: float, timers: DelayTimers, cfg: TunerConfig) 
         add(f"next:{js.job.id}", js.job.submit_time - start, js, fallback if d is None else d)
         classes.add(timers.klass(js))
     tuned = [c for c in CLASSES if c in classes and c != "low"]
-    return Snapshot(jobs=jobs, annotations=anns, pins=pins, credit=credit, classes=tuned)
+    return Snapshot(jobs=jobs, annotations=anns, pins=pins, credit=credit, clock=clock, classes=tuned)
 
 
 class _Recording(DelayTimers):
@@ -285,6 +292,8 @@ class _Forward:
                 js.extra[PIN_KEY] = snap.pins[jid]
             if jid in snap.credit:
                 js.extra[CREDIT_KEY] = snap.credit[jid]
+            if jid in snap.clock:
+                js.extra[CLOCK_CREDIT_KEY] = snap.clock[jid]
         fwd.run(until=cfg.horizon_s)
         h = cfg.horizon_s  # only unfinished jobs use it, and those exist only if the run stopped there
         total, latest = 0.0, 0.0
@@ -331,8 +340,8 @@ class DelayTuner:
     _skip: int = 0
     _streak: int = 0
     _last_held: tuple[int, ...] = ()
-    _until: dict[int, tuple[Annotation, float, float]] = field(default_factory=dict)
-    """Job index -> (annotation, eligible_since, end of its rack timer) for the held check; cleared
+    _until: dict[int, tuple[Annotation, float | None, float]] = field(default_factory=dict)
+    """Job index -> (annotation, start of its locality wait, end of its rack timer) for the held check; cleared
     whenever the factors change."""
     _run_events: float = 0.0
     _per_job: float = 2.0
@@ -374,18 +383,21 @@ class DelayTuner:
                 break
             js = sim.jobs[idx]
             got = until.get(idx)
-            if got is None or got[0] is not js.annotation or got[1] != js.eligible_since:
-                got = until[idx] = (js.annotation, js.eligible_since, self._held_until(js))
+            origin = self.timers.origin(js)
+            if got is None or got[0] is not js.annotation or got[1] != origin:
+                got = until[idx] = (js.annotation, origin, self._held_until(js))
             if now < got[2]:
                 held.append(idx)
         return tuple(held)
 
     def _held_until(self, js: JobState) -> float:
-        """When the job's rack timer runs out (it is held before that); -inf for `low` jobs."""
+        """When the job's rack timer runs out (it is held before that); -inf for `low` jobs and for
+        jobs whose locality wait has not started (they wait for GPUs, not for a timer)."""
         t = self.timers
-        if t.klass(js) == "low":
+        origin = t.origin(js)
+        if origin is None or t.klass(js) == "low":
             return -math.inf
-        return t.origin(js) + t.timers(js)[1]
+        return origin + t.timers(js)[1]
 
     def _affordable(self, sim: Simulator, events: float) -> bool:
         """Do `events` more forward events fit in the event budget?"""

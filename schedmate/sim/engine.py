@@ -411,7 +411,10 @@ class Simulator:
                 if js.extra.get("_wake") != decision.until and decision.until > t:
                     js.extra["_wake"] = decision.until
                     self.push(decision.until, WAKE, js.idx)
-                continue
+                # a job told to wait may still preempt (e.g. a delay timer that ran out at one level
+                # while the next level's has not): its own priority and the victims' bound it
+                if not (may_preempt and preemption.any_order and preemption.wants(js, t)):
+                    continue
             if may_preempt and preemption.wants(js, t):
                 running = self._running_for(preemption)
                 found = preemption.victims(js, running, cluster, placement, order, t)

@@ -83,7 +83,7 @@ def test_a_sensitive_job_takes_a_node_as_soon_as_one_frees_before_its_timer():
 
 
 @pytest.mark.parametrize("others", [0, 1, 5])
-def test_the_wait_is_measured_from_eligibility_and_not_reset_by_other_launches(others):
+def test_the_wait_is_measured_from_the_first_offer_and_not_reset_by_other_launches(others):
     # Short insensitive 1-GPU jobs launch (and end) while the sensitive job waits; its start must not move.
     cfg = DelayConfig(node_factor=0.5, rack_factor=1.0)
     extra = [job(f"o{i}", 200.0 + 300.0 * i, 1, 50.0, 1.0) for i in range(others)]
@@ -94,6 +94,19 @@ def test_the_wait_is_measured_from_eligibility_and_not_reset_by_other_launches(o
         o = state(sim, f"o{i}")
         assert o.first_start == 200.0 + 300.0 * i  # they did launch during the wait
         assert o.first_start < s.first_start
+
+
+def test_time_spent_waiting_for_free_gpus_is_not_charged_to_the_locality_timers():
+    # Every GPU is busy when the sensitive job arrives (t=100); at t=1000 one GPU frees on each node
+    # (separate racks), so from then on it could only go spread: its locality wait starts at 1000, and
+    # it goes anywhere W_rack = 1.0 * (4 - 1) * 1000 s later, not W_rack after its submission.
+    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0)
+    fillers = [job(f"f{i}", 0.0, 1, 1000.0) for i in range(3)]
+    sim = run([*BLOCKERS, *fillers, job("s", 100.0, 2, 1000.0, 4.0)], cluster(3, 4, per_rack=1), cfg)
+    s = state(sim, "s")
+    assert all(state(sim, f"f{i}").end_time == 1000.0 for i in range(3))
+    assert s.first_start == pytest.approx(1000.0 + 3000.0)
+    assert s.max_nodes == 2
 
 
 @pytest.mark.parametrize(
@@ -133,19 +146,23 @@ PRE = NetworkPreemptionConfig(sensitive_from=0.5, victim_below=0.2, min_interval
 
 
 def preemption_case(victim_submit: float, victim_slowdown: float, min_interval: float):
-    """2 x 4 GPUs in separate racks. b1 holds node 0; b2 (1 GPU, ends at 500) and the victim candidate
-    v (3 GPUs) share node 1; the sensitive 4-GPU job s arrives at 10 and cannot fit anywhere. A
-    2-GPU job t arriving at 1200 forces a later scheduling pass."""
+    """3 x 4 GPUs in separate racks. b1 holds node 0 and x3 three GPUs of node 1 (both sensitive, so
+    never victims); x2 holds two GPUs of node 2 until 100. The sensitive 3-GPU job s arrives at 10:
+    three GPUs are free but on two nodes, so its locality wait starts (W_node = 0, W_rack far away).
+    The victim candidate v (2 GPUs) takes node 2's free GPUs; from 100 node 2 holds only v, so
+    stopping v gives s a node. Jobs t (at 500 and 1200) force later scheduling passes."""
     jobs = [
         job("b1", 0.0, 4, BIG, 4.0),
-        job("b2", 0.0, 1, 500.0, 1.0),
-        job("s", 10.0, 4, 5000.0, 4.0),
-        job("v", victim_submit, 3, 20000.0, victim_slowdown),
-        job("t", 1200.0, 2, 100.0, 1.0),
+        job("x3", 0.0, 3, BIG, 4.0),
+        job("x2", 0.0, 2, 100.0, 1.0),
+        job("s", 10.0, 3, 5000.0, 4.0),
+        job("v", victim_submit, 2, 20000.0, victim_slowdown),
+        job("t1", 500.0, 1, 50.0, 1.0),
+        job("t2", 1200.0, 1, 50.0, 1.0),
     ]
-    cfg = DelayConfig(node_factor=0.0, rack_factor=0.0)  # its timers have run out at once
+    cfg = DelayConfig(node_factor=0.0, rack_factor=10.0)  # its node timer has run out at once
     pre = NetworkPreemptionConfig(sensitive_from=0.5, victim_below=0.2, min_interval_s=min_interval)
-    return run(jobs, cluster(2, 4, per_rack=1), cfg, preemption=pre)
+    return run(jobs, cluster(3, 4, per_rack=1), cfg, preemption=pre)
 
 
 @pytest.mark.parametrize(
@@ -199,8 +216,10 @@ def test_no_job_is_preempted_again_within_the_minimum_interval(last_start, last_
     s = JobState(job=s_job, idx=1, annotation=ann(s_job), status=Status.waiting, eligible_since=10.0)
     cs.allocate(hog_s.placement)
     cs.allocate(v.placement)
-    pol = NetworkPreemption(DelayTimers(DelayConfig(node_factor=0.0, rack_factor=0.0)),
-                            NetworkPreemptionConfig(min_interval_s=1000.0))
+    timers = DelayTimers(DelayConfig(node_factor=0.0, rack_factor=0.0))
+    pol = NetworkPreemption(timers, NetworkPreemptionConfig(min_interval_s=1000.0))
+    assert not pol.wants(s, now)  # it waits for GPUs, not for locality: no preemption for it
+    timers.start_clock(s, 10.0)  # offered GPUs without an L0 slot at 10: held back for locality
     assert pol.wants(s, now)
     found = pol.victims(s, [hog_s, v], cs, DelayPlacement(), ORDERS.create("fifo-nb"), now)
     if chosen:

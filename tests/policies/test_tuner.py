@@ -18,12 +18,14 @@ from schedmate.workloads import CATALOGUE
 SLOWDOWNS = sorted({w.spread_slowdown for w in CATALOGUE.values()})
 
 
-def workload(n: int, seed: int) -> list[Job]:
-    """Literal-ish jobs: 1-8 GPUs, catalogue slowdowns, minutes to hours, arrivals every ~2 min."""
+def workload(n: int, seed: int, gap_s: float = 120.0) -> list[Job]:
+    """Literal-ish jobs: 1-8 GPUs, catalogue slowdowns, minutes to hours, arrivals every ~`gap_s`
+    (2 min: overloaded, jobs mostly wait for GPUs; 5 min: jobs often find GPUs but no free node, so
+    the delay timers hold them)."""
     rng = random.Random(seed)
     jobs, t = [], 0.0
     for i in range(n):
-        t += rng.expovariate(1 / 120.0)
+        t += rng.expovariate(1 / gap_s)
         jobs.append(Job(id=f"j{i:03d}", user="u", submit_time=round(t, 1), num_gpus=rng.choice([1, 1, 2, 4, 4, 8]),
                         duration_s=float(rng.choice([300, 900, 1800, 3600, 7200])),
                         spread_slowdown=rng.choice(SLOWDOWNS)))
@@ -34,9 +36,11 @@ def cluster() -> ClusterSpec:
     return ClusterSpec.uniform(8, 4, 4, network=NetworkSpec.parse("congested:4"))
 
 
-def simulator(policy: str, annotator: str, seed: int = 0, tuner: TunerConfig | None = None) -> Simulator:
+def simulator(policy: str, annotator: str, seed: int = 0, tuner: TunerConfig | None = None,
+              gap_s: float = 120.0) -> Simulator:
     sched = build_scheduler(policy, config=DelayConfig(node_factor=1.0, rack_factor=2.0), tuner=tuner)
-    return Simulator(workload(160, seed), cluster(), sched, ANNOTATORS.create(annotator), ReplayConfig(seed=seed))
+    return Simulator(workload(160, seed, gap_s), cluster(), sched, ANNOTATORS.create(annotator),
+                     ReplayConfig(seed=seed))
 
 
 @pytest.mark.parametrize("search", ["local", "grid"])
@@ -65,7 +69,7 @@ def test_the_tuners_choice_is_never_worse_on_its_own_objective_than_the_fixed_de
 
 def test_the_tuner_logs_its_choices_over_time_during_a_replay():
     cfg = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=None)
-    sim = simulator("delay-tuned", "oracle", tuner=cfg).run()
+    sim = simulator("delay-tuned", "oracle", tuner=cfg, gap_s=300.0).run()
     logged = [e for e in sim.log if e.get("event") == "delay_tuner"]
     assert logged
     assert all({"time", "class", "W_node", "W_rack", "objective"} <= set(e) for e in logged)
@@ -88,7 +92,7 @@ def test_a_replay_with_the_same_seed_gives_the_same_result(policy, annotator, bu
 
 def paused(annotator: str = "oracle", at: float = 6 * 3600.0, **cfg: object) -> tuple[Simulator, DelayTuner]:
     """A tuned replay stopped mid-way with jobs waiting, and its tuner."""
-    sim = simulator("delay-tuned", annotator, tuner=TunerConfig(horizon_s=6 * 3600.0, **cfg))
+    sim = simulator("delay-tuned", annotator, tuner=TunerConfig(horizon_s=6 * 3600.0, **cfg), gap_s=300.0)
     sim.run(until=at)
     assert sim.waiting
     return sim, sim.scheduler.on_tick
@@ -159,10 +163,11 @@ def test_a_tick_with_the_same_held_jobs_as_the_last_tune_does_not_tune_again():
 @pytest.mark.parametrize("budget", [0.0, 0.5, 4.0])
 def test_forward_runs_stay_within_the_event_budget_up_to_one_run_and_a_zero_budget_never_tunes(budget):
     cfg = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=budget)
-    sim = simulator("delay-tuned", "oracle", tuner=cfg).run()
+    sim = simulator("delay-tuned", "oracle", tuner=cfg, gap_s=300.0).run()
     tuner = sim.scheduler.on_tick
-    unlimited = simulator("delay-tuned", "oracle",
+    unlimited = simulator("delay-tuned", "oracle", gap_s=300.0,
                           tuner=TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=None)).run()
+    assert unlimited.scheduler.on_tick.forward_runs > 0, "the replay must give the tuner something to tune"
     biggest_run = unlimited.scheduler.on_tick.forward_events  # a loose bound on one run's events
     assert tuner.forward_events <= budget * sim.events + biggest_run
     if budget == 0.0:
