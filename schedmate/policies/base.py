@@ -81,6 +81,10 @@ class PlacementPolicy(ABC):
     def note_unplaced(self, js: JobState, cluster: ClusterState, now: float) -> None:
         """A job got no placement in this pass (e.g. for a starvation guard's reservation)."""
 
+    def note_finished(self, js: JobState, now: float) -> None:
+        """A job ended (finished, or was ended by a signal): what any scheduler observes of it, e.g. its
+        run time, for defaults learned from history."""
+
 
 class PreemptionPolicy(ABC):
     """Chooses running jobs to stop so that a waiting job can start."""

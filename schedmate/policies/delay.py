@@ -21,7 +21,8 @@ back by a timer gets `Wait(until=next expiry)`, so the jobs behind it in the que
 derived from `Annotation.spread_slowdown`; unknown -> `default_sensitivity`, so every job is treated
 alike when no annotator says anything). With `x(s) = slowdown(s) - 1` (the extra time factor a spread
 job pays on an uncontended network, `records.slowdown_from_sensitivity`) and `D` the predicted duration
-(`Annotation.predicted_duration.p50`, else `assumed_duration_s`):
+(`Annotation.predicted_duration.p50`; without one, the median run time of the jobs finished so far,
+and `assumed_duration_s` before any has finished):
 
     s <  insensitive_below   ->  W_node = W_rack = 0      (never waits: best level available now)
     otherwise                ->  W_node = min(age_cap_s, node_factor[c] * x(s) * D)
@@ -61,6 +62,7 @@ works, the one that stops the fewest GPUs wins (then the fewest victims, then th
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -118,7 +120,10 @@ class DelayConfig:
     default_sensitivity: float = 0.5
     """Sensitivity assumed when the annotation gives none (every job alike)."""
     assumed_duration_s: float = 3600.0
-    """D for a job without a duration estimate."""
+    """D for a job without a duration estimate, until some job has finished (see `learn_duration`)."""
+    learn_duration: bool = True
+    """Once jobs have finished, D for a job without a duration estimate is the median run time of the
+    jobs finished so far (what any scheduler observes; every such job is still treated alike)."""
     age_cap_s: float = 7 * 24 * 3600.0
     """Starvation guard: after this wait a job may go anywhere and reserves GPUs if it still does not fit."""
 
@@ -136,11 +141,25 @@ class DelayTimers:
         self.config = config or DelayConfig()
         self.per_class: dict[str, tuple[float, float]] = {}
         """class -> (node_factor, rack_factor), overriding the config (set by the tuner)."""
+        self.finished_runs: list[float] = []
+        """Run times of the jobs finished so far, sorted (for the learned default duration)."""
 
     def copy(self) -> DelayTimers:
         t = DelayTimers(self.config)
         t.per_class = dict(self.per_class)
+        t.finished_runs = list(self.finished_runs)
         return t
+
+    def observe_run(self, run_s: float) -> None:
+        if run_s > 0:
+            bisect.insort(self.finished_runs, run_s)
+
+    def default_duration(self) -> float:
+        """D for a job without a duration estimate: the median observed run time, else the assumed one."""
+        runs = self.finished_runs
+        if self.config.learn_duration and runs:
+            return runs[(len(runs) - 1) // 2]
+        return self.config.assumed_duration_s
 
     def sensitivity(self, js: JobState) -> float:
         ann = js.annotation
@@ -172,7 +191,7 @@ class DelayTimers:
             return 0.0, 0.0
         node_f, rack_f = self.scales(self.klass(js))
         d = predicted_duration(js)
-        extra = (slowdown_from_sensitivity(s) - 1.0) * (cfg.assumed_duration_s if d is None else d)
+        extra = (slowdown_from_sensitivity(s) - 1.0) * (self.default_duration() if d is None else d)
         w_node = min(cfg.age_cap_s, node_f * extra)
         return w_node, min(cfg.age_cap_s, max(w_node, rack_f * extra))
 
@@ -230,6 +249,10 @@ class DelayPlacement(PlacementPolicy):
         self._reserved = None
         self._rack = None
         self.levels = [0, 0, 0]
+        self.timers.finished_runs.clear()
+
+    def note_finished(self, js: JobState, now: float) -> None:
+        self.timers.observe_run(js.executed_s)
 
     # ---------------------------------------------------------------- starvation guard
     def _aged(self, js: JobState, now: float) -> bool:

@@ -171,10 +171,16 @@ class _Pinned(PlacementPolicy):
         return self.inner.monotone
 
     def reset(self, seed: int) -> None:
+        # a forward run starts from the run times the scheduler has observed so far, not from none
+        observed = list(self.inner.timers.finished_runs)
         self.inner.reset(seed)
+        self.inner.timers.finished_runs[:] = observed
 
     def note_unplaced(self, js: JobState, cluster: ClusterState, now: float) -> None:
         self.inner.note_unplaced(js, cluster, now)
+
+    def note_finished(self, js: JobState, now: float) -> None:
+        self.inner.note_finished(js, now)
 
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
         pin = js.extra.pop(PIN_KEY, None) if free is None else None
@@ -253,6 +259,7 @@ class _Recording(DelayTimers):
     def __init__(self, timers: DelayTimers) -> None:
         super().__init__(timers.config)
         self.per_class = dict(timers.per_class)
+        self.finished_runs = list(timers.finished_runs)
         self.read: set[str] = set()
 
     def scales(self, klass: str) -> tuple[float, float]:
@@ -429,7 +436,7 @@ class DelayTuner:
             if got is None:
                 if memo and not self._affordable(sim, self._run_events):
                     return None
-                cand = DelayTimers(base)
+                cand = self.timers.copy()  # the observed run times too, for jobs without an estimate
                 cand.per_class = {c: (base.node_factor * m, base.rack_factor * m)
                                   for c, m in zip(classes, key)}
                 obj, events, read = fwd.run(cand)

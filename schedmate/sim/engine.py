@@ -322,6 +322,7 @@ class Simulator:
         js.end_time = t
         self.ended += 1
         self.annotator.on_finish(js.job, t, js.executed_s)
+        self.scheduler.placement.note_finished(js, t)
         self._dirty = True
 
     def terminate(self, js: JobState, t: float, reason: str = "signal") -> None:
@@ -340,6 +341,7 @@ class Simulator:
         if js.first_start is None:
             js.first_start = t
         self.annotator.on_finish(js.job, t, js.executed_s)
+        self.scheduler.placement.note_finished(js, t)
         self._dirty = True
 
     # ------------------------------------------------------------------ the scheduling pass

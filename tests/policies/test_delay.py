@@ -109,6 +109,19 @@ def test_time_spent_waiting_for_free_gpus_is_not_charged_to_the_locality_timers(
     assert s.max_nodes == 2
 
 
+@pytest.mark.parametrize("learn, expect_start", [(True, 2000.0 + 1.0 * 1.5 * 1000.0), (False, 2000.0 + 1.0 * 1.5 * 3600.0)])
+def test_a_job_without_a_duration_estimate_waits_in_proportion_to_the_median_finished_run_time(learn, expect_start):
+    # annotator `none`: no duration, default sensitivity 0.5 (slowdown 2.5). Three 1-GPU jobs run 1000 s
+    # and finish; then a 2-GPU job can only go spread (separate racks), after W_rack = 1.0 * 1.5 * D
+    # with D the median finished run time (1000 s), or the assumed 3600 s when learning is off.
+    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0, learn_duration=learn)
+    short = [job(f"f{i}", 0.0, 1, 1000.0) for i in range(3)]
+    sim = run([*BLOCKERS, *short, job("s", 2000.0, 2, 5000.0)], cluster(3, 4, per_rack=1), cfg, annotator="none")
+    s = state(sim, "s")
+    assert s.first_start == pytest.approx(expect_start)
+    assert s.max_nodes == 2
+
+
 @pytest.mark.parametrize(
     "age_cap, starts_by",
     [

@@ -9,7 +9,7 @@ import pytest
 
 from schedmate.annotators import ANNOTATORS
 from schedmate.policies import build_scheduler
-from schedmate.policies.delay import DelayConfig, DelayTimers
+from schedmate.policies.delay import DelayConfig
 from schedmate.policies.tuner import DelayTuner, TunerConfig, evaluate, snapshot
 from schedmate.records import ClusterSpec, Job, NetworkSpec
 from schedmate.sim.engine import ReplayConfig, Simulator
@@ -59,7 +59,9 @@ def test_the_tuners_choice_is_never_worse_on_its_own_objective_than_the_fixed_de
     timers = sim.scheduler.placement.timers
     assert timers.per_class == chosen
     snap = snapshot(sim, sim.now, timers, cfg)
-    default_obj, _ = evaluate(sim, snap, DelayTimers(timers.config), cfg)
+    default = timers.copy()
+    default.per_class = {}
+    default_obj, _ = evaluate(sim, snap, default, cfg)
     chosen_obj, _ = evaluate(sim, snap, timers, cfg)
     assert chosen_obj <= default_obj
     assert tuner.last["objective"] == chosen_obj and tuner.last["default_objective"] == default_obj
@@ -102,7 +104,8 @@ def test_changing_the_factors_of_a_class_whose_timers_the_forward_run_never_read
     sim, tuner = paused(event_budget=None)
     cfg = tuner.config
     snap = snapshot(sim, sim.now, tuner.timers, cfg)
-    base = DelayTimers(tuner.timers.config)
+    base = tuner.timers.copy()
+    base.per_class = {}
     from schedmate.policies.tuner import _Forward
 
     obj, _, read = _Forward(sim, snap, cfg).run(base)
