@@ -110,7 +110,7 @@ def run_all(quick: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.Data
                         "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
                         "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
                         "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "gpu_util": s.gpu_utilization,
-                        "preemptions": s.preemptions, "unfinished": s.unfinished,
+                        "preemptions": s.preemptions, "migrations": s.migrations, "unfinished": s.unfinished,
                         "spread_jobs": int((res.jobs["max_nodes"] > 1).sum()),
                         "wall_s": s.wall_s,
                         "tuner_s": getattr(tuner, "wall_s", 0.0),
@@ -183,7 +183,7 @@ def plots(df: pd.DataFrame, out: Path) -> list[Path]:
 
 def markdown(rel: pd.DataFrame) -> str:
     cols = ["workload", "network", "annotator", "policy", "makespan_h", "avg_jct_h", "p99_jct_h", "avg_queue_h",
-            "gpu_util", "comm_overhead_gpu_h", "preemptions", "spread_jobs", "makespan_vs_consolidate_fifo_pct",
+            "gpu_util", "comm_overhead_gpu_h", "preemptions", "migrations", "spread_jobs", "makespan_vs_consolidate_fifo_pct",
             "avg_jct_vs_consolidate_fifo_pct", "makespan_vs_consolidate_pct", "avg_jct_vs_consolidate_pct",
             "makespan_vs_consolidate_rack_pct", "avg_jct_vs_consolidate_rack_pct", "comm_vs_scatter_pct",
             "tuner_share"]
@@ -230,7 +230,7 @@ def load_sweep(out: Path) -> pd.DataFrame:
                              "policy": pol, "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
                              "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
                              "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "gpu_util": s.gpu_utilization,
-                             "preemptions": s.preemptions})
+                             "preemptions": s.preemptions, "migrations": s.migrations})
                 typer.echo(f"sweep {wname} {net} load {rows[-1]['offered_load']} {ann} {pol}: "
                            f"avg JCT {rows[-1]['avg_jct_h']:.2f} h")
     df = pd.DataFrame(rows)

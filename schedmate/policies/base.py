@@ -1,7 +1,7 @@
 """The small interfaces a scheduler is made of, and the registries that find them by name.
 
 A scheduler is a queue order (who goes first), a placement (where, or wait), and optionally
-preemption (whom to stop for whom). Every implementation takes the same arguments: the job's
+preemption (whom to stop for whom) and migration (whom to move while it runs). Every implementation takes the same arguments: the job's
 runtime state (read-only), the cluster state (read-only) and the simulated time. Policies read
 annotations (`js.annotation`), never the truth fields of `js.job`.
 """
@@ -126,6 +126,19 @@ class PreemptionPolicy(ABC):
         """Victims and the placement they make possible, or None if preemption cannot help."""
 
 
+class MigrationPolicy(ABC):
+    """Chooses running jobs to move, while they run, onto better placements made of free GPUs."""
+
+    name: str = "migration"
+
+    @abstractmethod
+    def moves(self, running: Iterable[JobState], cluster: ClusterState, order: QueueOrder, now: float,
+              restart_cost_s: float) -> list[tuple[JobState, Placement]]:
+        """(job, new placement) pairs, applied in turn after a scheduling pass; each placement must use
+        only GPUs free at that point (earlier moves in the list included). A move costs the job
+        `restart_cost_s` of progress, as a preemption does."""
+
+
 @dataclass
 class Scheduler:
     """A queue order, a placement and (optionally) preemption, composed."""
@@ -133,6 +146,7 @@ class Scheduler:
     order: QueueOrder
     placement: PlacementPolicy
     preemption: PreemptionPolicy | None = None
+    migration: MigrationPolicy | None = None
     backfill: bool = True
     """EASY backfilling behind a blocked head (only for blocking orders, only with duration estimates)."""
     backfill_depth: int = 200
@@ -150,3 +164,4 @@ class Scheduler:
 ORDERS: Registry[QueueOrder] = Registry("queue order")
 PLACEMENTS: Registry[PlacementPolicy] = Registry("placement")
 PREEMPTIONS: Registry[PreemptionPolicy] = Registry("preemption")
+MIGRATIONS: Registry[MigrationPolicy] = Registry("migration")

@@ -58,6 +58,14 @@ running jobs that are lower priority in the queue order (a larger order key) and
 progress and requeue. A job is never preempted within `min_interval_s` of its last preemption nor
 before it has run `min_interval_s` since its last start (no thrashing). Among the nodes where this
 works, the one that stops the fewest GPUs wins (then the fewest victims, then the lowest index).
+
+**Migration** (`NetworkMigration`, registered `network` among migrations): after each scheduling pass,
+a running job with s >= `sensitive_from` that runs spread (not L0) and slower than full speed, and that
+has run `min_interval_s` since its last start, moves onto a free L0 slot when the time it is predicted
+to save, rest / speed - (rest + restart cost), is at least `gain_factor` restart costs. `rest` is the
+predicted duration minus the progress made (without an estimate: at least as much again as it has
+done, and at least the median finished run time minus its progress); `speed` is its current observed
+throughput. Jobs are taken in queue order; the freed spread GPUs go to the queue in another pass.
 """
 
 from __future__ import annotations
@@ -67,10 +75,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from schedmate.policies.base import (
+    MIGRATIONS,
     ORDERS,
     PLACEMENTS,
     PREEMPTIONS,
     Decision,
+    MigrationPolicy,
     PlacementPolicy,
     PreemptionPolicy,
     QueueOrder,
@@ -456,6 +466,71 @@ class NetworkPreemption(PreemptionPolicy):
         return None
 
 
+# -------------------------------------------------------------------------------------- migration
+
+
+@dataclass
+class NetworkMigrationConfig:
+    sensitive_from: float = 0.1
+    """Only jobs at least this sensitive are moved (the delay timers' insensitive threshold: whether a
+    move pays is the saving test's call)."""
+    min_interval_s: float = 1800.0
+    """A job is moved at most once per this long since its last start (no thrashing)."""
+    gain_factor: float = 2.0
+    """Move only when the predicted time saved is at least this many restart costs."""
+
+
+@MIGRATIONS.register("network")
+class NetworkMigration(MigrationPolicy):
+    """Move a running sensitive job that was placed spread (not L0) onto a free L0 slot when the time it
+    is predicted to save outweighs the restart: see the module doc."""
+
+    name = "network"
+
+    def __init__(self, timers: DelayTimers | None = None, config: NetworkMigrationConfig | None = None) -> None:
+        self.timers = timers or DelayTimers()
+        self.config = config or NetworkMigrationConfig()
+
+    def remaining_work(self, js: JobState) -> float:
+        """Predicted work left (consolidated seconds): the duration estimate minus the progress made;
+        without an estimate, at least as much again as the job has done (heavy-tailed run times) and at
+        least the median finished run time minus its progress."""
+        d = predicted_duration(js)
+        if d is not None:
+            return max(0.0, d - js.work_done)
+        return max(self.timers.default_duration() - js.work_done, js.work_done)
+
+    def saving(self, js: JobState, restart_cost_s: float) -> float:
+        """Seconds saved by moving to full speed now: the rest at the current (observed) speed, minus
+        the rest at full speed plus the progress the restart loses."""
+        rest = self.remaining_work(js)
+        return rest / max(js.speed, 1e-9) - (rest + restart_cost_s)
+
+    def moves(self, running, cluster, order, now, restart_cost_s):
+        cfg = self.config
+        cands = [
+            js for js in running
+            if js.speed < 1.0 and now - js.last_start >= cfg.min_interval_s
+            and self.timers.sensitivity(js) >= cfg.sensitive_from
+            and not is_consolidated(js.placement, js.num_gpus, cluster)
+        ]
+        if not cands:
+            return []
+        cands.sort(key=lambda js: (order.key(js, now), js.idx))
+        free = list(cluster.free)
+        out: list[tuple[JobState, Placement]] = []
+        for js in cands:
+            if self.saving(js, restart_cost_s) < cfg.gain_factor * max(restart_cost_s, 1.0):
+                continue
+            p = consolidated(js.num_gpus, cluster, free)
+            if p is None:
+                continue
+            for n, k in p:
+                free[n] -= k
+            out.append((js, p))
+        return out
+
+
 # -------------------------------------------------------------------------------------- factory
 
 
@@ -465,18 +540,22 @@ class DelaySetup:
 
     config: DelayConfig = field(default_factory=DelayConfig)
     preemption: NetworkPreemptionConfig | None = field(default_factory=NetworkPreemptionConfig)
+    migration: NetworkMigrationConfig | None = field(default_factory=NetworkMigrationConfig)
     order: str = "fifo-nb"
 
 
-def delay_parts(setup: DelaySetup | None = None) -> tuple[QueueOrder, DelayPlacement, NetworkPreemption | None]:
+def delay_parts(setup: DelaySetup | None = None
+                ) -> tuple[QueueOrder, DelayPlacement, NetworkPreemption | None, NetworkMigration | None]:
     setup = setup or DelaySetup()
     timers = DelayTimers(setup.config)
     placement = DelayPlacement(timers=timers)
     pre = NetworkPreemption(timers, setup.preemption) if setup.preemption is not None else None
-    return ORDERS.create(setup.order), placement, pre
+    mig = NetworkMigration(timers, setup.migration) if setup.migration is not None else None
+    return ORDERS.create(setup.order), placement, pre, mig
 
 
 __all__ = [
-    "CLASSES", "CLOCK_CREDIT_KEY", "CLOCK_KEY", "CREDIT_KEY", "DelayConfig", "DelayPlacement", "DelaySetup", "DelayTimers", "NetworkPreemption",
-    "NetworkPreemptionConfig", "NonBlockingFIFO", "delay_parts",
+    "CLASSES", "CLOCK_CREDIT_KEY", "CLOCK_KEY", "CREDIT_KEY", "DelayConfig", "DelayPlacement", "DelaySetup",
+    "DelayTimers", "NetworkMigration", "NetworkMigrationConfig", "NetworkPreemption", "NetworkPreemptionConfig",
+    "NonBlockingFIFO", "delay_parts",
 ]

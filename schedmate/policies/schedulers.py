@@ -54,21 +54,20 @@ def _delay_factory(tuned: bool) -> Callable[..., Scheduler]:
         order: str = "fifo-nb",
         config: _delay.DelayConfig | None = None,
         preemption: _delay.NetworkPreemptionConfig | None | bool = True,
+        migration: _delay.NetworkMigrationConfig | None | bool = True,
         tuner: object | None = None,
         **_: object,
     ) -> Scheduler:
         """Delay scheduling (see `schedmate.policies.delay`): non-blocking FIFO by default, `network`
-        preemption (pass preemption=False to turn it off), fixed timers or the auto-tuner."""
-        pre_cfg = None
-        if preemption is True:
-            pre_cfg = _delay.NetworkPreemptionConfig()
-        elif preemption:
-            pre_cfg = preemption  # type: ignore[assignment]
-        q, place, pre = _delay.delay_parts(
-            _delay.DelaySetup(config=config or _delay.DelayConfig(), preemption=pre_cfg, order=order))
+        preemption and migration (pass preemption=False / migration=False to turn them off), fixed
+        timers or the auto-tuner."""
+        pre_cfg = _delay.NetworkPreemptionConfig() if preemption is True else (preemption or None)
+        mig_cfg = _delay.NetworkMigrationConfig() if migration is True else (migration or None)
+        q, place, pre, mig = _delay.delay_parts(_delay.DelaySetup(
+            config=config or _delay.DelayConfig(), preemption=pre_cfg, migration=mig_cfg, order=order))
         name = "delay-tuned" if tuned else "delay"
         placement_obj = place if placement in (None, "delay") else PLACEMENTS.create(placement)
-        sched = Scheduler(order=q, placement=placement_obj, preemption=pre, name=f"{name}+{order}")
+        sched = Scheduler(order=q, placement=placement_obj, preemption=pre, migration=mig, name=f"{name}+{order}")
         if tuned:
             from schedmate.policies.tuner import DelayTuner, TunerConfig
 

@@ -58,6 +58,7 @@ from schedmate.policies.delay import (
     CREDIT_KEY,
     DelayPlacement,
     DelayTimers,
+    NetworkMigration,
     NetworkPreemption,
 )
 from schedmate.policies.estimates import predicted_duration, predicted_remaining
@@ -276,6 +277,7 @@ class _Forward:
         self.sim, self.snap, self.cfg = sim, snap, cfg
         main = sim.scheduler
         self.pre_cfg = main.preemption.config if isinstance(main.preemption, NetworkPreemption) else None
+        self.mig_cfg = main.migration.config if isinstance(main.migration, NetworkMigration) else None
         self.known = _Known(snap.annotations)
         self.replay_cfg = ReplayConfig(seed=sim.config.seed, restart_cost_s=sim.config.restart_cost_s,
                                        record_timeseries=False)
@@ -288,9 +290,10 @@ class _Forward:
         cfg, snap, main = self.cfg, self.snap, self.sim.scheduler
         rec = _Recording(timers)
         pre = NetworkPreemption(rec, self.pre_cfg) if self.pre_cfg is not None else None
+        mig = NetworkMigration(rec, self.mig_cfg) if self.mig_cfg is not None else None
         # a fresh copy of the order per run: an order's state need not be fully cleared by its reset
         sched = Scheduler(order=_PinnedFirst(copy.deepcopy(main.order)),
-                          placement=_Pinned(DelayPlacement(timers=rec)), preemption=pre,
+                          placement=_Pinned(DelayPlacement(timers=rec)), preemption=pre, migration=mig,
                           backfill=main.backfill, backfill_depth=main.backfill_depth)
         fwd = Simulator(self.jobs, self.sim.spec, sched, self.known, self.replay_cfg)
         for js in fwd.jobs:

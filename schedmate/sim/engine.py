@@ -315,6 +315,17 @@ class Simulator:
         self._enqueue(js, t)
         self._dirty = True
 
+    def migrate(self, js: JobState, placement: Placement, t: float) -> None:
+        """Move a running job onto `placement` (free GPUs) at once; it loses the restart cost of
+        progress, as a preempted job does, but does not queue."""
+        self._stop(js, t)
+        js.work_done = max(0.0, js.work_done - self.config.restart_cost_s)
+        js.migrations += 1
+        js.status = Status.waiting
+        js.eligible_since = t
+        self._enqueue(js, t)  # start() takes it straight out again: no queueing, no pass in between
+        self.start(js, placement, t)
+
     def _finish(self, js: JobState, t: float) -> None:
         self._stop(js, t)
         js.work_done = js.work_total
@@ -346,6 +357,21 @@ class Simulator:
 
     # ------------------------------------------------------------------ the scheduling pass
     def _schedule(self, t: float) -> None:
+        self._pass(t)
+        migration = self.scheduler.migration
+        if migration is None:
+            return
+        # moves free the spread placements they leave: the queue gets another pass on them at once
+        for _ in range(len(self.running)):
+            running = sorted(self.running, key=lambda j: j.idx)
+            moves = migration.moves(running, self.cluster, self.scheduler.order, t, self.config.restart_cost_s)
+            if not moves:
+                break
+            for js, where in moves:
+                self.migrate(js, where, t)
+            self._pass(t)
+
+    def _pass(self, t: float) -> None:
         self.passes += 1
         order = self.scheduler.order
         placement = self.scheduler.placement

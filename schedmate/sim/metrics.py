@@ -35,6 +35,7 @@ class ReplaySummary(BaseModel):
     network: str = ""
     seed: int = 0
     unfinished: int = 0
+    migrations: int = 0
     annotation: dict | None = None
     """Cost of the annotator, when it reports one: LLM calls per job, tokens, seconds per job."""
 
@@ -62,6 +63,7 @@ def job_table(sim: Simulator) -> pd.DataFrame:
                 "max_nodes": js.max_nodes,
                 "max_racks": js.max_racks,
                 "preemptions": js.preemptions,
+                "migrations": js.migrations,
                 "comm_lost_gpu_s": js.comm_lost_gpu_s,
                 "gpu_s": js.executed_s * j.num_gpus,
             }
@@ -95,6 +97,7 @@ def summarize(sim: Simulator, table: pd.DataFrame, wall_s: float, **labels: obje
         events=sim.events,
         events_per_s=sim.events / wall_s if wall_s > 0 else 0.0,
         unfinished=int(len(table) - len(done)),
+        migrations=int(table["migrations"].sum()),
         cluster_gpus=sim.cluster.total_gpus,
         **labels,  # type: ignore[arg-type]
     )

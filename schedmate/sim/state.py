@@ -50,6 +50,8 @@ class JobState:
     queued_s: float = 0.0
     preemptions: int = 0
     last_preempted: float = float("-inf")
+    migrations: int = 0
+    """Times the job was moved while running (stopped and restarted elsewhere at once)."""
     comm_lost_gpu_s: float = 0.0
     max_nodes: int = 0
     max_racks: int = 0

@@ -11,7 +11,7 @@ import pytest
 
 from schedmate.annotators import ANNOTATORS
 from schedmate.policies import build_scheduler
-from schedmate.policies.delay import DelayConfig, DelayPlacement, NetworkPreemptionConfig
+from schedmate.policies.delay import DelayConfig, DelayPlacement, NetworkMigrationConfig, NetworkPreemptionConfig
 from schedmate.records import ClusterSpec, Job, NetworkSpec
 from schedmate.sim.engine import ReplayConfig, Simulator
 from schedmate.sim.state import Status
@@ -27,9 +27,11 @@ def cluster(nodes: int, gpus: int, per_rack: int) -> ClusterSpec:
     return ClusterSpec.uniform(nodes, gpus, per_rack, network=NetworkSpec.parse("ideal"))
 
 
-def run(jobs, spec, config: DelayConfig, preemption=False, annotator="oracle", restart_cost=60.0) -> Simulator:
-    sched = build_scheduler("delay", config=config, preemption=preemption)
-    sim = Simulator(jobs, spec, sched, ANNOTATORS.create(annotator), ReplayConfig(restart_cost_s=restart_cost))
+def run(jobs, spec, config: DelayConfig, preemption=False, annotator="oracle", restart_cost=60.0,
+        migration=False) -> Simulator:
+    sched = build_scheduler("delay", config=config, preemption=preemption, migration=migration)
+    sim = Simulator(jobs, spec, sched, ANNOTATORS.create(annotator),
+                    ReplayConfig(restart_cost_s=restart_cost, audit=True))
     return sim.run()
 
 
@@ -239,3 +241,53 @@ def test_no_job_is_preempted_again_within_the_minimum_interval(last_start, last_
         assert found is not None and found[0] == [v] and found[1] == ((1, 4),)
     else:
         assert found is None
+
+
+# ------------------------------------------------------------------------------------------ migration
+
+
+def starts(sim: Simulator, id: str) -> list[tuple[float, tuple]]:
+    idx = state(sim, id).idx
+    return [(t, p) for t, what, i, p in sim.audit if what == "start" and i == idx]
+
+
+@pytest.mark.parametrize(
+    "slowdown, gain_factor, moved",
+    [
+        (4.0, 2.0, True),  # sensitive, saves far more than two restarts: moved when node 0 frees
+        (4.0, 1e6, False),  # the saving does not reach the (huge) bar: left where it is
+        (1.05, 2.0, False),  # insensitive (s < 0.1): never moved
+    ],
+)
+def test_a_spread_job_moves_onto_a_freed_node_only_when_sensitive_and_the_saving_outweighs_the_restart(
+    slowdown, gain_factor, moved
+):
+    # Timers 0: the 2-GPU job goes spread at once over the blockers' free GPUs (separate racks, so
+    # congested uplinks slow it); node 0 frees at 500.
+    cfg = DelayConfig(node_factor=0.0, rack_factor=0.0)
+    blockers = [job("b0", 0.0, 3, 500.0), job("b1", 0.0, 3, BIG), job("b2", 0.0, 3, BIG)]
+    mig = NetworkMigrationConfig(min_interval_s=300.0, gain_factor=gain_factor)
+    spec = ClusterSpec.uniform(3, 4, 1, network=NetworkSpec.parse("congested:4"))
+    sim = run([*blockers, job("s", 100.0, 2, 5000.0, slowdown)], spec, cfg, migration=mig)
+    s = state(sim, "s")
+    got = starts(sim, "s")
+    assert got[0][0] == 100.0 and len(got[0][1]) == 2  # started spread
+    if moved:
+        assert s.migrations == 1 and s.preemptions == 0
+        assert got[1][0] == 500.0 and len(got[1][1]) == 1  # onto one node as soon as it freed
+        assert s.queued_s == 0.0  # a move never queues
+    else:
+        assert s.migrations == 0 and len(got) == 1
+
+
+def test_a_move_waits_for_the_minimum_interval_since_the_last_start():
+    # Node 0 frees at 500 but the job has run only 400 s of the 1000 s interval; the next pass (a
+    # 1-GPU arrival at 1200) moves it.
+    cfg = DelayConfig(node_factor=0.0, rack_factor=0.0)
+    blockers = [job("b0", 0.0, 3, 500.0), job("b1", 0.0, 3, BIG), job("b2", 0.0, 3, BIG)]
+    spec = ClusterSpec.uniform(3, 4, 1, network=NetworkSpec.parse("congested:4"))
+    jobs = [*blockers, job("s", 100.0, 2, 5000.0, 4.0), job("t", 1200.0, 1, 50.0)]
+    sim = run(jobs, spec, cfg, migration=NetworkMigrationConfig(min_interval_s=1000.0))
+    got = starts(sim, "s")
+    assert [t for t, _ in got] == [100.0, 1200.0]
+    assert len(got[1][1]) == 1
