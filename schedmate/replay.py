@@ -24,7 +24,7 @@ import typer
 from schedmate.annotators import ANNOTATORS, Annotator
 from schedmate.cluster import parse_cluster
 from schedmate.policies import SCHEDULERS, build_scheduler
-from schedmate.policies.base import Scheduler
+from schedmate.policies.base import PLACEMENTS, Scheduler
 from schedmate.records import ClusterSpec, Job, NetworkSpec
 from schedmate.sim.engine import ReplayConfig, Simulator
 from schedmate.sim.metrics import ReplaySummary, job_table, summarize, write_outputs
@@ -175,7 +175,7 @@ def _replay_command(
     ] = None,
     policy: Annotated[str, typer.Option(help="Scheduling policy: " + "|".join(sorted(SCHEDULERS)))] = "fifo",
     placement: Annotated[
-        str | None, typer.Option(help="Placement override: consolidate|scatter|random|delay (default: the policy's).")
+        str | None, typer.Option(help="Placement override: " + "|".join(sorted(PLACEMENTS)) + " (default: the policy's).")
     ] = None,
     annotator: Annotated[str, typer.Option(help="Annotator: none|oracle|history|helios|lucid|lastk|requested|schedmate.")] = "none",
     cluster: Annotated[str, typer.Option(help="Cluster SPEC (see above).")] = "64",
@@ -219,6 +219,7 @@ def _print_summary(s: ReplaySummary, out: Path | None) -> None:
         ("p99 JCT (h)", f"{s.p99_jct_s / 3600:.3f}"), ("avg queueing (h)", f"{s.avg_queue_s / 3600:.3f}"),
         ("makespan (h)", f"{s.makespan_s / 3600:.2f}"), ("GPU utilisation", f"{s.gpu_utilization:.3f}"),
         ("comm. overhead (GPU-h)", f"{s.comm_overhead_gpu_s / 3600:.1f}"), ("preemptions", s.preemptions),
+        ("migrations", s.migrations),
         ("failed GPU-hours", f"{s.failed_gpu_hours:.1f}"), ("wall (s)", f"{s.wall_s:.2f}"),
         ("events/s", f"{s.events_per_s:,.0f}"),
     ]

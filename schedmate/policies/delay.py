@@ -125,7 +125,7 @@ class DelayConfig:
     node_factor: float = 2.0
     """W_node as a share of the predicted extra spread time x(s) * D."""
     rack_factor: float = 4.0
-    """W_rack (cumulative from eligibility) as a share of x(s) * D; kept >= W_node."""
+    """W_rack (cumulative on the locality clock) as a share of x(s) * D; kept >= W_node."""
     insensitive_below: float = 0.1
     default_sensitivity: float = 0.5
     """Sensitivity assumed when the annotation gives none (every job alike)."""
@@ -194,7 +194,7 @@ class DelayTimers:
         return self.per_class.get(klass, (cfg.node_factor, cfg.rack_factor))
 
     def timers(self, js: JobState) -> tuple[float, float]:
-        """(W_node, W_rack) in seconds from eligibility."""
+        """(W_node, W_rack) in seconds on the locality clock (see `origin`)."""
         cfg = self.config
         s = self.sensitivity(js)
         if s < cfg.insensitive_below:

@@ -2,7 +2,8 @@
 
 Events sit on a heap keyed by (time, sequence): same-time events run in the order they were
 created, so a replay is deterministic for a seed. All events at one instant are applied, then one
-scheduling pass runs. A job's finish time follows from its remaining work and its speed; when a
+scheduling pass runs (and, when the scheduler moves running jobs, another pass over the GPUs the moves
+left). A job's finish time follows from its remaining work and its speed; when a
 start or stop changes the speed of jobs that share links with it, their finish events are
 re-issued (stale ones are dropped by a version check).
 """

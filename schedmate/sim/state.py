@@ -41,7 +41,8 @@ class JobState:
     nodes_spanned: int = 0
     racks_spanned: int = 0
     eligible_since: float = 0.0
-    """When the job last became eligible to run (submission or preemption); delay timers count from here."""
+    """When the job last became eligible to run (submission, preemption or a move); queueing, the delay
+    scheduler's starvation guard and its locality clock count from here."""
     first_start: float | None = None
     last_start: float = 0.0
     end_time: float | None = None
