@@ -6,7 +6,7 @@ Every policy but one uses the same queue order (`fifo-nb`: submission order, non
 the placement (and, for delay, its preemption and tuner) differs. The exception is the Tiresias-style
 consolidation baseline `consolidate-fifo`: strict FIFO (the head job waits for a packed placement in
 one rack and holds the queue, no backfilling), as the Tiresias simulator's `fifo` schedule with its
-per-switch `yarn` placement runs it. Workloads, on a 256-GPU cluster
+per-switch `yarn` placement runs it. Workloads, on a 256-GPU cluster unless said
 (32 nodes x 8 GPUs, 16 nodes a rack):
 
 * `philly`: `derived:philly:800:0:0.45` (real Philly arrivals, GPU counts and durations; arrivals
@@ -16,6 +16,8 @@ per-switch `yarn` placement runs it. Workloads, on a 256-GPU cluster
   distributed models; offered load 0.9 on 256 GPUs; `schedmate/traces/distributed.py`).
 * `distributed-4gpu`: the same jobs on 64 nodes x 4 GPUs (16 nodes a rack), the server size of
   the published testbeds (Tiresias, Pollux), where 8-GPU jobs span two nodes.
+* `testbed64`: `synth:distributed:400:0` at load 0.9 on the published testbeds' size, 16 nodes x 4
+  GPUs in two racks of 8 (`nodes=16,gpus=4,rack=8`), where a 32-GPU job takes a whole rack.
 
 Philly/helios jobs get catalogue workload classes (`replay.assign_workloads`, seeded), i.e. the
 catalogue's mix of sensitive and insensitive models; distributed jobs carry Gavel's model mix. Networks `ideal`, `congested:4`, `congested:8`; annotators `none`
@@ -42,6 +44,8 @@ from schedmate.traces import load_trace
 
 CLUSTER = "256"
 CLUSTER_4GPU = "nodes=64,gpus=4,rack=16"
+CLUSTER_TESTBED = "nodes=16,gpus=4,rack=8"
+"""64 GPUs on 4-GPU servers, two racks: the size of the published testbeds (Tiresias 15 x 4, Pollux 16 x 4)."""
 NETWORKS = ("ideal", "congested:4", "congested:8")
 ANNOTATORS = ("none", "oracle")
 POLICIES = ("consolidate-fifo", "consolidate", "consolidate-rack", "scatter", "random", "delay", "delay-tuned")
@@ -51,15 +55,17 @@ BASELINES = (("consolidate-fifo", "consolidate_fifo"), ("consolidate", "consolid
 
 
 def workloads(quick: bool) -> dict[str, tuple[list, str]]:
-    """name -> (jobs, cluster spec); every cluster has 256 GPUs."""
+    """name -> (jobs, cluster spec); every cluster has 256 GPUs but the 64-GPU testbed's."""
     n_philly, n_helios, n_dist = (300, 1000, 300) if quick else (800, 3000, 800)
     dist = load_trace(f"synth:distributed:{n_dist}:0", target_load=0.9, cluster_gpus=256).jobs
+    testbed = load_trace(f"synth:distributed:{n_dist // 2}:0", target_load=0.9, cluster_gpus=64).jobs
     return {
         "philly": (load_trace(f"derived:philly:{n_philly}:0:0.45").jobs, CLUSTER),
         "helios": (load_trace(f"synth:helios:{n_helios}:0", target_load=0.9, cluster_gpus=256, max_gpus=64).jobs,
                    CLUSTER),
         "distributed": (dist, CLUSTER),
         "distributed-4gpu": (dist, CLUSTER_4GPU),
+        "testbed64": (testbed, CLUSTER_TESTBED),
     }
 
 
@@ -74,6 +80,10 @@ def by_size(res, keys: dict) -> list[dict]:
                     "spread_share": float((grp["max_nodes"] > 1).mean()),
                     "comm_gpu_h": grp["comm_lost_gpu_s"].sum() / 3600})
     return out
+
+
+def cluster_gpus(cluster: str) -> int:
+    return 64 if cluster == CLUSTER_TESTBED else 256
 
 
 def offered_load(jobs: list, gpus: int = 256) -> float:
@@ -106,7 +116,7 @@ def run_all(quick: bool, out: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.Data
                     tuner = sched.on_tick
                     row = {
                         "workload": wname, "cluster": cluster, "network": net, "annotator": ann, "policy": pol, "jobs": s.jobs,
-                        "offered_load": round(offered_load(jobs), 3),
+                        "offered_load": round(offered_load(jobs, cluster_gpus(cluster)), 3),
                         "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
                         "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
                         "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "gpu_util": s.gpu_utilization,
@@ -172,7 +182,7 @@ def plots(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_title(label)
             ax.set_yscale("symlog" if m == "comm_overhead_gpu_h" else "log")
         axes[0].legend(fontsize=7)
-        fig.suptitle(f"{wname} / annotator {ann} / {g.cluster.iloc[0]} (256 GPUs) / order fifo-nb (consolidate-fifo: fifo)")
+        fig.suptitle(f"{wname} / annotator {ann} / {g.cluster.iloc[0]} / order fifo-nb (consolidate-fifo: fifo)")
         fig.tight_layout()
         p = out / f"{wname}_{ann}.png"
         fig.savefig(p, dpi=110)
@@ -204,6 +214,7 @@ def markdown(rel: pd.DataFrame) -> str:
 SWEEP_COMPRESS = (0.45, 1.0, 2.0, 5.0)
 SWEEP_LOADS = (0.9, 1.5, 3.0)
 SWEEP_LOADS_4GPU_C8 = (0.9, 1.2, 1.5, 2.0)
+SWEEP_LOADS_TESTBED = (1.2, 1.5, 2.0)
 
 
 def load_sweep(out: Path) -> pd.DataFrame:
@@ -220,13 +231,16 @@ def load_sweep(out: Path) -> pd.DataFrame:
                       ("distributed-4gpu", CLUSTER_4GPU, "congested:4", float("nan"), dist)]
         if load in SWEEP_LOADS_4GPU_C8:
             cases.append(("distributed-4gpu", CLUSTER_4GPU, "congested:8", float("nan"), dist))
+    for load in SWEEP_LOADS_TESTBED:
+        testbed = load_trace("synth:distributed:400:0", target_load=load, cluster_gpus=64).jobs
+        cases += [("testbed64", CLUSTER_TESTBED, net, float("nan"), testbed) for net in ("congested:4", "congested:8")]
     rows = []
     for wname, cluster, net, c, jobs in cases:
         for ann in ANNOTATORS:
             for pol in ("consolidate-fifo", "consolidate", "consolidate-rack", "scatter", "delay"):
                 s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=cluster, network=net).summary
                 rows.append({"workload": wname, "network": net, "compress": c,
-                             "offered_load": round(offered_load(jobs), 2), "annotator": ann,
+                             "offered_load": round(offered_load(jobs, cluster_gpus(cluster)), 2), "annotator": ann,
                              "policy": pol, "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
                              "p99_jct_h": s.p99_jct_s / 3600, "avg_queue_h": s.avg_queue_s / 3600,
                              "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "gpu_util": s.gpu_utilization,

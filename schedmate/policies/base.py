@@ -81,6 +81,13 @@ class PlacementPolicy(ABC):
     def note_unplaced(self, js: JobState, cluster: ClusterState, now: float) -> None:
         """A job got no placement in this pass (e.g. for a starvation guard's reservation)."""
 
+    def note_started(self, js: JobState, now: float) -> None:
+        """A job started running on `js.placement` (also after a move)."""
+
+    def note_stopped(self, js: JobState, now: float) -> None:
+        """A running job stopped (finished, preempted, moved or ended by a signal); `js.placement` is
+        still the one it ran on."""
+
     def note_finished(self, js: JobState, now: float) -> None:
         """A job ended (finished, or was ended by a signal): what any scheduler observes of it, e.g. its
         run time, for defaults learned from history."""

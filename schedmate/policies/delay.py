@@ -26,25 +26,33 @@ and `assumed_duration_s` before any has finished):
 
     s <  insensitive_below   ->  W_node = W_rack = 0      (never waits: best level available now)
     otherwise                ->  W_node = min(age_cap_s, node_factor[c] * x(s) * D)
-                                 W_rack = min(age_cap_s, max(W_node, rack_factor[c] * x(s) * D))
+                                 W_rack = min(age_cap_s, max(W_node, rack_factor[c] * x(s) * D * X))
+
+where X (`network_aware`, default on) is what crossing racks multiplies a spread job's communication
+by on this cluster's network: the cross-rack penalty times the uplink oversubscription when links are
+shared (1.25 x 4 = 5 on `congested`, 10 on `congested:8`, 1.25 on `ideal`).
 
 i.e. a job waits for locality in proportion to the extra time spreading would cost it (the
 ski-rental rule: with factor 1, waiting then spreading never costs more than twice the better
-choice on an uncontended network). The defaults (node 2, rack 4, age cap 7 days) are above 1
-because congestion multiplies the spread cost; they were chosen on the Philly-derived experiment
-(`eval/delay`, see its README) and are documented there as tuned on it. `node_factor[c]`/`rack_factor[c]` are per sensitivity class `c` (`unknown`, `low` < 0.1,
+choice on an uncontended network). The factors (node 2, rack 4) are above 1 because congestion
+multiplies the spread cost; they were chosen on the Philly-derived experiment, and the age cap (14
+days) on the 64-GPU testbed one (`eval/delay`, see its README, where both are documented as tuned on
+them). `node_factor[c]`/`rack_factor[c]` are per sensitivity class `c` (`unknown`, `low` < 0.1,
 `mid` [0.1, 0.5), `high` [0.5, 1]); the fixed policy uses the configured factors for every class, the
 auto-tuner (`schedmate.policies.tuner`) sets them per class.
 
 **Starvation guard** (reservation): the job that has queued longest past `age_cap_s` since it
-became eligible (queueing of any kind, not only the locality wait) holds a reservation in the rack
-that was closest to holding it (the most free GPUs among racks big enough): the other jobs may not use
-that rack's most-free nodes, up to its GPU count, so the rack drains for it; the holder may take one
-rack (L1) at once and goes anywhere only after its own rack timer (or at once when no rack could hold
-it; such a job reserves a plain GPU count). Only the holder relaxes its locality: under overload every
-queued job passes the age cap, and letting them all go anywhere would turn the policy into scatter
-exactly when spreading costs most. While a reservation is held the policy is not `monotone` (the
-reserved job may fit where a smaller job did not).
+became eligible (queueing of any kind, not only the locality wait) holds a reservation on the nodes its
+consolidated placement would take: the most-free nodes, up to its GPU count, of the rack that was
+closest to holding it (the most free GPUs among racks big enough; of the whole cluster for a job no
+rack can hold). The other jobs may not use them, so they drain for it, except jobs predicted to end
+before the holder could start (its shadow time, from the predicted ends of the jobs running there:
+backfilling, as EASY does; a job without a duration estimate never backfills), and running jobs may
+not move onto them. The holder takes L0, or one rack (L1) at once; it never spreads further (crossing
+oversubscribed uplinks could make it hold its GPUs for many times its run time). Only the holder
+relaxes its locality: under overload every queued job passes the age cap, and letting them all go
+anywhere would turn the policy into scatter exactly when spreading costs most. While a reservation is
+held the policy is not `monotone` (the reserved job may fit where a smaller job did not).
 
 **Monotone**: without a reservation, `place` returns None only when fewer GPUs are free than the job
 asks for (L2 fails), so no bigger job could be placed either: `monotone` is True then. A job held back
@@ -71,6 +79,7 @@ throughput. Jobs are taken in queue order; the freed spread GPUs go to the queue
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -86,7 +95,7 @@ from schedmate.policies.base import (
     QueueOrder,
     Wait,
 )
-from schedmate.policies.estimates import predicted_duration
+from schedmate.policies.estimates import predicted_duration, predicted_remaining
 from schedmate.policies.placements import (
     anywhere,
     consolidated,
@@ -134,8 +143,12 @@ class DelayConfig:
     learn_duration: bool = True
     """Once jobs have finished, D for a job without a duration estimate is the median run time of the
     jobs finished so far (what any scheduler observes; every such job is still treated alike)."""
-    age_cap_s: float = 7 * 24 * 3600.0
-    """Starvation guard: after this wait a job may go anywhere and reserves GPUs if it still does not fit."""
+    age_cap_s: float = 14 * 24 * 3600.0
+    """Starvation guard: after this much queueing a job may reserve GPUs (see the module doc); no timer
+    is longer than this."""
+    network_aware: bool = True
+    """W_rack grows with what crossing racks costs on this cluster's network: the spread cost x times
+    the cross-rack penalty times the uplink oversubscription (when links are shared)."""
 
     def __post_init__(self) -> None:
         if min(self.node_factor, self.rack_factor, self.age_cap_s, self.assumed_duration_s) < 0:
@@ -153,12 +166,21 @@ class DelayTimers:
         """class -> (node_factor, rack_factor), overriding the config (set by the tuner)."""
         self.finished_runs: list[float] = []
         """Run times of the jobs finished so far, sorted (for the learned default duration)."""
+        self.cross_rack = 1.0
+        """How much more a spread job's communication costs across racks than inside one, on the
+        cluster's network (set by the placement from the cluster spec; 1 until then)."""
 
     def copy(self) -> DelayTimers:
         t = DelayTimers(self.config)
         t.per_class = dict(self.per_class)
         t.finished_runs = list(self.finished_runs)
+        t.cross_rack = self.cross_rack
         return t
+
+    def learn_network(self, cluster: ClusterState) -> None:
+        net = cluster.spec.network
+        factor = net.cross_rack_penalty * (net.uplink_oversubscription if net.contention else 1.0)
+        self.cross_rack = factor if self.config.network_aware else 1.0
 
     def observe_run(self, run_s: float) -> None:
         if run_s > 0:
@@ -203,7 +225,7 @@ class DelayTimers:
         d = predicted_duration(js)
         extra = (slowdown_from_sensitivity(s) - 1.0) * (self.default_duration() if d is None else d)
         w_node = min(cfg.age_cap_s, node_f * extra)
-        return w_node, min(cfg.age_cap_s, max(w_node, rack_f * extra))
+        return w_node, min(cfg.age_cap_s, max(w_node, rack_f * extra * self.cross_rack))
 
     def queued_since(self, js: JobState) -> float:
         """When the job's queueing began: eligibility, moved back by any queueing credited from before
@@ -248,6 +270,11 @@ class DelayPlacement(PlacementPolicy):
         self._reserved: JobState | None = None
         self._rack: int | None = None
         """The rack the reservation holds GPUs in (None: a plain GPU count, for a job no rack holds)."""
+        self._running: dict[int, JobState] = {}
+        """Running jobs by index (for the reservation's shadow time)."""
+        self._shadow: tuple[float, int, float] | None = None
+        """(time, holder index, shadow time) of the last shadow computation."""
+        self._network: object | None = None
         self.levels = [0, 0, 0]
         """Placements made at L0, L1, L2 (for reports)."""
 
@@ -258,8 +285,17 @@ class DelayPlacement(PlacementPolicy):
     def reset(self, seed: int) -> None:
         self._reserved = None
         self._rack = None
+        self._running = {}
+        self._shadow = None
+        self._network = None
         self.levels = [0, 0, 0]
         self.timers.finished_runs.clear()
+
+    def note_started(self, js: JobState, now: float) -> None:
+        self._running[js.idx] = js
+
+    def note_stopped(self, js: JobState, now: float) -> None:
+        self._running.pop(js.idx, None)
 
     def note_finished(self, js: JobState, now: float) -> None:
         self.timers.observe_run(js.executed_s)
@@ -275,17 +311,60 @@ class DelayPlacement(PlacementPolicy):
             return None
         return r
 
-    def _free_for_others(self, cluster: ClusterState) -> tuple[list[int], int]:
-        """(per-node free GPUs, their sum) that a job other than the reservation's holder may use."""
+    def shadow_time(self, cluster: ClusterState, now: float) -> float:
+        """When the holder's reservation is predicted to have its GPUs free (in its rack, or anywhere
+        for a plain count): running jobs there end at their predicted ends (never, without one)."""
+        r = self._reserved
+        assert r is not None
+        got = self._shadow
+        if got is not None and got[0] == now and got[1] == r.idx:
+            return got[2]
+        nodes = set(cluster.nodes_in_rack[self._rack]) if self._rack is not None else None
+        have = sum(cluster.free[n] for n in nodes) if nodes is not None else cluster.total_free
+        ends: list[tuple[float, int]] = []
+        for js in self._running.values():
+            k = sum(c for n, c in js.placement if nodes is None or n in nodes)
+            if k:
+                rest = predicted_remaining(js, now)
+                ends.append((math.inf if rest is None else now + rest, k))
+        shadow = now if have >= r.num_gpus else math.inf
+        for end, k in sorted(ends):
+            if have >= r.num_gpus:
+                break
+            have += k
+            shadow = end
+        if have < r.num_gpus:
+            shadow = math.inf
+        self._shadow = (now, r.idx, shadow)
+        return shadow
+
+    def free_for_moves(self, cluster: ClusterState) -> tuple[list[int], int]:
+        """(per-node free GPUs, their sum) a running job may move onto: all but the reserved ones (a
+        move does not end before the reservation's holder could start)."""
+        r = self._holder()
+        view, avail = (cluster.free, cluster.total_free) if r is None else self._protected_view(r, cluster)
+        return list(view), avail
+
+    def _free_for_others(self, js: JobState, cluster: ClusterState, now: float) -> tuple[list[int], int]:
+        """(per-node free GPUs, their sum) that `js`, not the reservation's holder, may use: all of
+        them when it is predicted to end before the holder could start (backfilling, as EASY does),
+        else all but the reserved ones."""
         r = self._holder()
         if r is None:
             return cluster.free, cluster.total_free
-        if self._rack is None:
-            return cluster.free, cluster.total_free - r.num_gpus
+        d = predicted_duration(js)
+        if d is not None and now + d <= self.shadow_time(cluster, now):
+            return cluster.free, cluster.total_free
+        return self._protected_view(r, cluster)
+
+    def _protected_view(self, r: JobState, cluster: ClusterState) -> tuple[list[int], int]:
+        """The free GPUs outside `r`'s reservation: the most-free nodes of its rack (of the whole
+        cluster for a job no rack can hold), up to its GPU count, held back: the ones its
+        consolidated placement would take."""
         view = list(cluster.free)
+        nodes = cluster.nodes_in_rack[self._rack] if self._rack is not None else range(len(view))
         need = r.num_gpus
-        # hold back the rack's most-free nodes, the ones its consolidated placement would take
-        for n in sorted(cluster.nodes_in_rack[self._rack], key=lambda n: (-view[n], n)):
+        for n in sorted(nodes, key=lambda n: (-view[n], n)):
             if need <= 0:
                 break
             need -= view[n]
@@ -311,9 +390,12 @@ class DelayPlacement(PlacementPolicy):
             return ()
         live = free is None
         reserved = False
+        if self._network is not cluster.spec.network:
+            self._network = cluster.spec.network
+            self.timers.learn_network(cluster)
         if live:
             reserved = self._holder() is js
-            free, avail = (cluster.free, cluster.total_free) if reserved else self._free_for_others(cluster)
+            free, avail = (cluster.free, cluster.total_free) if reserved else self._free_for_others(js, cluster, now)
         else:
             avail = sum(free)
         if avail < g:
@@ -328,15 +410,17 @@ class DelayPlacement(PlacementPolicy):
         if origin is None:
             origin = now
         node_deadline = origin + w_node
-        # the reservation's holder may take one rack at once (its reserved rack drains for it); it
-        # goes anywhere early only if no rack could hold it, since under overload every queued job
-        # passes the age cap and spreading them all would make the policy scatter
+        # the reservation's holder may take one rack at once, and never spreads further: its reserved
+        # nodes drain for it (crossing oversubscribed uplinks could make it hold half the cluster for
+        # many times its run time)
         if reserved or now >= node_deadline:
             p = within_one_rack(g, cluster, free)
             if p is not None:
                 return self._took(js, p, 1, live)
+            if reserved:  # its GPUs are draining for it: it waits for them rather than spread
+                return None
             rack_deadline = origin + w_rack
-            if (reserved and self._rack is None) or now >= rack_deadline:
+            if now >= rack_deadline:
                 p = anywhere(g, cluster, free)
                 if p is not None:
                     return self._took(js, p, 2, live)
@@ -487,9 +571,12 @@ class NetworkMigration(MigrationPolicy):
 
     name = "network"
 
-    def __init__(self, timers: DelayTimers | None = None, config: NetworkMigrationConfig | None = None) -> None:
+    def __init__(self, timers: DelayTimers | None = None, config: NetworkMigrationConfig | None = None,
+                 placement: DelayPlacement | None = None) -> None:
         self.timers = timers or DelayTimers()
         self.config = config or NetworkMigrationConfig()
+        self.placement = placement
+        """The delay placement whose starvation reservation moves must respect (None: no reservation)."""
 
     def remaining_work(self, js: JobState) -> float:
         """Predicted work left (consolidated seconds): the duration estimate minus the progress made;
@@ -517,16 +604,20 @@ class NetworkMigration(MigrationPolicy):
         if not cands:
             return []
         cands.sort(key=lambda js: (order.key(js, now), js.idx))
-        free = list(cluster.free)
+        if self.placement is not None:
+            free, avail = self.placement.free_for_moves(cluster)
+        else:
+            free, avail = list(cluster.free), cluster.total_free
         out: list[tuple[JobState, Placement]] = []
         for js in cands:
-            if self.saving(js, restart_cost_s) < cfg.gain_factor * max(restart_cost_s, 1.0):
+            if js.num_gpus > avail or self.saving(js, restart_cost_s) < cfg.gain_factor * max(restart_cost_s, 1.0):
                 continue
             p = consolidated(js.num_gpus, cluster, free)
             if p is None:
                 continue
             for n, k in p:
                 free[n] -= k
+            avail -= js.num_gpus
             out.append((js, p))
         return out
 
@@ -550,7 +641,7 @@ def delay_parts(setup: DelaySetup | None = None
     timers = DelayTimers(setup.config)
     placement = DelayPlacement(timers=timers)
     pre = NetworkPreemption(timers, setup.preemption) if setup.preemption is not None else None
-    mig = NetworkMigration(timers, setup.migration) if setup.migration is not None else None
+    mig = NetworkMigration(timers, setup.migration, placement) if setup.migration is not None else None
     return ORDERS.create(setup.order), placement, pre, mig
 
 

@@ -183,6 +183,12 @@ class _Pinned(PlacementPolicy):
     def note_finished(self, js: JobState, now: float) -> None:
         self.inner.note_finished(js, now)
 
+    def note_started(self, js: JobState, now: float) -> None:
+        self.inner.note_started(js, now)
+
+    def note_stopped(self, js: JobState, now: float) -> None:
+        self.inner.note_stopped(js, now)
+
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
         pin = js.extra.pop(PIN_KEY, None) if free is None else None
         if pin is not None:
@@ -290,10 +296,11 @@ class _Forward:
         cfg, snap, main = self.cfg, self.snap, self.sim.scheduler
         rec = _Recording(timers)
         pre = NetworkPreemption(rec, self.pre_cfg) if self.pre_cfg is not None else None
-        mig = NetworkMigration(rec, self.mig_cfg) if self.mig_cfg is not None else None
+        inner = DelayPlacement(timers=rec)
+        mig = NetworkMigration(rec, self.mig_cfg, inner) if self.mig_cfg is not None else None
         # a fresh copy of the order per run: an order's state need not be fully cleared by its reset
         sched = Scheduler(order=_PinnedFirst(copy.deepcopy(main.order)),
-                          placement=_Pinned(DelayPlacement(timers=rec)), preemption=pre, migration=mig,
+                          placement=_Pinned(inner), preemption=pre, migration=mig,
                           backfill=main.backfill, backfill_depth=main.backfill_depth)
         fwd = Simulator(self.jobs, self.sim.spec, sched, self.known, self.replay_cfg)
         for js in fwd.jobs:

@@ -272,6 +272,7 @@ class Simulator:
         js.last_update = t
         js.speed = 1.0
         self.running.add(js)
+        self.scheduler.placement.note_started(js, t)
         affected = self.network.attach(js)
         js.speed = self.network.speed(js)
         self._reschedule_finish(js, t)
@@ -293,6 +294,7 @@ class Simulator:
     def _stop(self, js: JobState, t: float) -> None:
         self._advance(js, t)
         js.executed_s += t - js.last_start
+        self.scheduler.placement.note_stopped(js, t)
         self.cluster.release(js.placement)
         if self.config.audit:
             self.audit.append((t, "stop", js.idx, js.placement))

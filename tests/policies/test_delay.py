@@ -17,6 +17,8 @@ from schedmate.sim.engine import ReplayConfig, Simulator
 from schedmate.sim.state import Status
 
 BIG = 10**7  # a duration that outlives every test
+X = NetworkSpec.parse("ideal").cross_rack_penalty
+"""What crossing racks multiplies the rack timer by on the `ideal` network (no shared links)."""
 
 
 def job(id: str, t: float, gpus: int, dur: float, slowdown: float = 1.0) -> Job:
@@ -58,9 +60,9 @@ def test_an_insensitive_job_never_waits(slowdown, annotator):
 @pytest.mark.parametrize(
     "slowdown, dur, per_rack, node_f, rack_f, expect_nodes, expect_wait",
     [
-        # separate racks: no L1 exists, the job waits W_rack = rack_f * (s - 1) * D then goes anywhere
-        (4.0, 1000.0, 1, 0.5, 1.0, 2, 1.0 * 3.0 * 1000.0),
-        (2.5, 2000.0, 1, 0.5, 2.0, 2, 2.0 * 1.5 * 2000.0),
+        # separate racks: no L1 exists, the job waits W_rack = rack_f * (s - 1) * D * X then goes anywhere
+        (4.0, 1000.0, 1, 0.5, 1.0, 2, 1.0 * 3.0 * 1000.0 * X),
+        (2.5, 2000.0, 1, 0.5, 2.0, 2, 2.0 * 1.5 * 2000.0 * X),
         # one rack: L1 (inside the rack, two nodes) opens after W_node = node_f * (s - 1) * D
         (4.0, 1000.0, 4, 0.5, 1.0, 2, 0.5 * 3.0 * 1000.0),
         (3.0, 600.0, 4, 1.0, 3.0, 2, 1.0 * 2.0 * 600.0),
@@ -91,7 +93,7 @@ def test_the_wait_is_measured_from_the_first_offer_and_not_reset_by_other_launch
     extra = [job(f"o{i}", 200.0 + 300.0 * i, 1, 50.0, 1.0) for i in range(others)]
     sim = run([*BLOCKERS, job("s", 100.0, 2, 1000.0, 4.0), *extra], cluster(3, 4, per_rack=1), cfg)
     s = state(sim, "s")
-    assert s.first_start == pytest.approx(100.0 + 3000.0)
+    assert s.first_start == pytest.approx(100.0 + 3000.0 * X)
     for i in range(others):
         o = state(sim, f"o{i}")
         assert o.first_start == 200.0 + 300.0 * i  # they did launch during the wait
@@ -101,20 +103,21 @@ def test_the_wait_is_measured_from_the_first_offer_and_not_reset_by_other_launch
 def test_time_spent_waiting_for_free_gpus_is_not_charged_to_the_locality_timers():
     # Every GPU is busy when the sensitive job arrives (t=100); at t=1000 one GPU frees on each node
     # (separate racks), so from then on it could only go spread: its locality wait starts at 1000, and
-    # it goes anywhere W_rack = 1.0 * (4 - 1) * 1000 s later, not W_rack after its submission.
+    # it goes anywhere W_rack = 1.0 * (4 - 1) * 1000 s * X later, not W_rack after its submission.
     cfg = DelayConfig(node_factor=0.5, rack_factor=1.0)
     fillers = [job(f"f{i}", 0.0, 1, 1000.0) for i in range(3)]
     sim = run([*BLOCKERS, *fillers, job("s", 100.0, 2, 1000.0, 4.0)], cluster(3, 4, per_rack=1), cfg)
     s = state(sim, "s")
     assert all(state(sim, f"f{i}").end_time == 1000.0 for i in range(3))
-    assert s.first_start == pytest.approx(1000.0 + 3000.0)
+    assert s.first_start == pytest.approx(1000.0 + 3000.0 * X)
     assert s.max_nodes == 2
 
 
-@pytest.mark.parametrize("learn, expect_start", [(True, 2000.0 + 1.0 * 1.5 * 1000.0), (False, 2000.0 + 1.0 * 1.5 * 3600.0)])
+@pytest.mark.parametrize("learn, expect_start", [(True, 2000.0 + 1.0 * 1.5 * 1000.0 * X),
+                                                 (False, 2000.0 + 1.0 * 1.5 * 3600.0 * X)])
 def test_a_job_without_a_duration_estimate_waits_in_proportion_to_the_median_finished_run_time(learn, expect_start):
     # annotator `none`: no duration, default sensitivity 0.5 (slowdown 2.5). Three 1-GPU jobs run 1000 s
-    # and finish; then a 2-GPU job can only go spread (separate racks), after W_rack = 1.0 * 1.5 * D
+    # and finish; then a 2-GPU job can only go spread (separate racks), after W_rack = 1.0 * 1.5 * D * X
     # with D the median finished run time (1000 s), or the assumed 3600 s when learning is off.
     cfg = DelayConfig(node_factor=0.5, rack_factor=1.0, learn_duration=learn)
     short = [job(f"f{i}", 0.0, 1, 1000.0) for i in range(3)]
@@ -291,3 +294,17 @@ def test_a_move_waits_for_the_minimum_interval_since_the_last_start():
     got = starts(sim, "s")
     assert [t for t, _ in got] == [100.0, 1200.0]
     assert len(got[1][1]) == 1
+
+
+@pytest.mark.parametrize(
+    "network, aware, factor",
+    [("ideal", True, 1.25), ("congested", True, 1.25 * 4), ("congested:8", True, 1.25 * 8), ("congested:8", False, 1.0)],
+)
+def test_the_rack_timer_grows_with_what_crossing_racks_costs_on_the_network(network, aware, factor):
+    # Separate racks: the 2-GPU job can only cross racks, after W_rack = 1.0 * (4 - 1) * 1000 s * factor.
+    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0, network_aware=aware)
+    spec = ClusterSpec.uniform(3, 4, 1, network=NetworkSpec.parse(network))
+    sim = run([*BLOCKERS, job("s", 100.0, 2, 1000.0, 4.0)], spec, cfg)
+    s = state(sim, "s")
+    assert s.first_start == pytest.approx(100.0 + 3000.0 * factor)
+    assert s.max_racks == 2
