@@ -30,7 +30,9 @@ and `assumed_duration_s` before any has finished):
 
 where X (`network_aware`, default on) is what crossing racks multiplies a spread job's communication
 by on this cluster's network: the cross-rack penalty times the uplink oversubscription when links are
-shared (1.25 x 4 = 5 on `congested`, 10 on `congested:8`, 1.25 on `ideal`).
+shared (1.25 x 4 = 5 on `congested`, 10 on `congested:8`, 1.25 on `ideal`), and x(s) * D is
+multiplied by the queue pressure 1 + (GPUs asked for by waiting jobs) / (cluster GPUs) (`load_aware`,
+default on): under load a spread job's slowdown also holds GPUs the jobs behind it could use.
 
 i.e. a job waits for locality in proportion to the extra time spreading would cost it (the
 ski-rental rule: with factor 1, waiting then spreading never costs more than twice the better
@@ -146,6 +148,9 @@ class DelayConfig:
     age_cap_s: float = 14 * 24 * 3600.0
     """Starvation guard: after this much queueing a job may reserve GPUs (see the module doc); no timer
     is longer than this."""
+    load_aware: bool = True
+    """Timers grow with the queue: x (1 + GPUs asked for by waiting jobs / cluster GPUs). A spread job's
+    slowdown also holds GPUs the jobs queued behind it could use, which matters only under load."""
     network_aware: bool = True
     """W_rack grows with what crossing racks costs on this cluster's network: the spread cost x times
     the cross-rack penalty times the uplink oversubscription (when links are shared)."""
@@ -166,6 +171,8 @@ class DelayTimers:
         """class -> (node_factor, rack_factor), overriding the config (set by the tuner)."""
         self.finished_runs: list[float] = []
         """Run times of the jobs finished so far, sorted (for the learned default duration)."""
+        self.pressure = 1.0
+        """Queue pressure the timers are multiplied by (`load_aware`; set by the placement each pass)."""
         self.cross_rack = 1.0
         """How much more a spread job's communication costs across racks than inside one, on the
         cluster's network (set by the placement from the cluster spec; 1 until then)."""
@@ -175,6 +182,7 @@ class DelayTimers:
         t.per_class = dict(self.per_class)
         t.finished_runs = list(self.finished_runs)
         t.cross_rack = self.cross_rack
+        t.pressure = self.pressure
         return t
 
     def learn_network(self, cluster: ClusterState) -> None:
@@ -224,6 +232,7 @@ class DelayTimers:
         node_f, rack_f = self.scales(self.klass(js))
         d = predicted_duration(js)
         extra = (slowdown_from_sensitivity(s) - 1.0) * (self.default_duration() if d is None else d)
+        extra *= self.pressure
         w_node = min(cfg.age_cap_s, node_f * extra)
         return w_node, min(cfg.age_cap_s, max(w_node, rack_f * extra * self.cross_rack))
 
@@ -394,6 +403,8 @@ class DelayPlacement(PlacementPolicy):
             self._network = cluster.spec.network
             self.timers.learn_network(cluster)
         if live:
+            if self.timers.config.load_aware:
+                self.timers.pressure = 1.0 + cluster.queued_gpus / cluster.total_gpus
             reserved = self._holder() is js
             free, avail = (cluster.free, cluster.total_free) if reserved else self._free_for_others(js, cluster, now)
         else:

@@ -184,6 +184,7 @@ class Simulator:
         js.extra["_entry"] = entry
         self.waiting.add(entry)
         g = js.job.num_gpus
+        self.cluster.queued_gpus += g
         lst = self.waiting_by_gpus.get(g)
         if lst is None:
             lst = self.waiting_by_gpus[g] = SortedList()
@@ -200,6 +201,7 @@ class Simulator:
         entry = js.extra.pop("_entry")
         self.waiting.remove(entry)
         g = js.job.num_gpus
+        self.cluster.queued_gpus -= g
         lst = self.waiting_by_gpus[g]
         lst.remove(entry)
         if not lst:

@@ -79,7 +79,7 @@ class ClusterState:
 
     __slots__ = (
         "spec", "free", "capacity", "rack_of", "nodes_in_rack", "total_free", "total_gpus", "max_node_gpus",
-        "nodes_with_free", "_packed_shape",
+        "nodes_with_free", "_packed_shape", "queued_gpus",
     )
 
     def __init__(self, spec: ClusterSpec) -> None:
@@ -92,6 +92,8 @@ class ClusterState:
             self.nodes_in_rack.setdefault(r, []).append(i)
         self.total_gpus = sum(self.capacity)
         self.total_free = self.total_gpus
+        self.queued_gpus = 0
+        """GPUs asked for by the jobs waiting in the queue (kept by the engine; what a scheduler sees)."""
         self.max_node_gpus = max(self.capacity)
         self.nodes_with_free = [0] * (self.max_node_gpus + 1)
         """nodes_with_free[k]: how many nodes have exactly k free GPUs (fast 'does it fit' checks)."""

@@ -50,7 +50,7 @@ BLOCKERS = [job(f"b{i}", 0.0, 3, BIG) for i in range(3)]
 @pytest.mark.parametrize("annotator", ["oracle", "none"])
 def test_an_insensitive_job_never_waits(slowdown, annotator):
     # With `none` every job has the default sensitivity; set it insensitive to treat all alike so.
-    cfg = DelayConfig(node_factor=2.0, rack_factor=4.0, default_sensitivity=0.0)
+    cfg = DelayConfig(load_aware=False, node_factor=2.0, rack_factor=4.0, default_sensitivity=0.0)
     sim = run([*BLOCKERS, job("x", 100.0, 2, 5000.0, slowdown)], cluster(3, 4, per_rack=1), cfg, annotator=annotator)
     x = state(sim, "x")
     assert x.first_start == 100.0
@@ -71,7 +71,7 @@ def test_an_insensitive_job_never_waits(slowdown, annotator):
 def test_a_sensitive_job_waits_at_most_its_timers_then_goes_spread(
     slowdown, dur, per_rack, node_f, rack_f, expect_nodes, expect_wait
 ):
-    cfg = DelayConfig(node_factor=node_f, rack_factor=rack_f)
+    cfg = DelayConfig(load_aware=False, node_factor=node_f, rack_factor=rack_f)
     sim = run([*BLOCKERS, job("s", 100.0, 2, dur, slowdown)], cluster(3, 4, per_rack), cfg)
     s = state(sim, "s")
     assert s.first_start == pytest.approx(100.0 + expect_wait)
@@ -79,7 +79,7 @@ def test_a_sensitive_job_waits_at_most_its_timers_then_goes_spread(
 
 
 def test_a_sensitive_job_takes_a_node_as_soon_as_one_frees_before_its_timer():
-    cfg = DelayConfig(node_factor=1.0, rack_factor=2.0)
+    cfg = DelayConfig(load_aware=False, node_factor=1.0, rack_factor=2.0)
     jobs = [job("b0", 0.0, 3, 500.0), job("b1", 0.0, 3, BIG), job("b2", 0.0, 3, BIG), job("s", 100.0, 2, 1000.0, 4.0)]
     sim = run(jobs, cluster(3, 4, per_rack=1), cfg)
     s = state(sim, "s")
@@ -89,7 +89,7 @@ def test_a_sensitive_job_takes_a_node_as_soon_as_one_frees_before_its_timer():
 @pytest.mark.parametrize("others", [0, 1, 5])
 def test_the_wait_is_measured_from_the_first_offer_and_not_reset_by_other_launches(others):
     # Short insensitive 1-GPU jobs launch (and end) while the sensitive job waits; its start must not move.
-    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0)
+    cfg = DelayConfig(load_aware=False, node_factor=0.5, rack_factor=1.0)
     extra = [job(f"o{i}", 200.0 + 300.0 * i, 1, 50.0, 1.0) for i in range(others)]
     sim = run([*BLOCKERS, job("s", 100.0, 2, 1000.0, 4.0), *extra], cluster(3, 4, per_rack=1), cfg)
     s = state(sim, "s")
@@ -104,7 +104,7 @@ def test_time_spent_waiting_for_free_gpus_is_not_charged_to_the_locality_timers(
     # Every GPU is busy when the sensitive job arrives (t=100); at t=1000 one GPU frees on each node
     # (separate racks), so from then on it could only go spread: its locality wait starts at 1000, and
     # it goes anywhere W_rack = 1.0 * (4 - 1) * 1000 s * X later, not W_rack after its submission.
-    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0)
+    cfg = DelayConfig(load_aware=False, node_factor=0.5, rack_factor=1.0)
     fillers = [job(f"f{i}", 0.0, 1, 1000.0) for i in range(3)]
     sim = run([*BLOCKERS, *fillers, job("s", 100.0, 2, 1000.0, 4.0)], cluster(3, 4, per_rack=1), cfg)
     s = state(sim, "s")
@@ -119,7 +119,7 @@ def test_a_job_without_a_duration_estimate_waits_in_proportion_to_the_median_fin
     # annotator `none`: no duration, default sensitivity 0.5 (slowdown 2.5). Three 1-GPU jobs run 1000 s
     # and finish; then a 2-GPU job can only go spread (separate racks), after W_rack = 1.0 * 1.5 * D * X
     # with D the median finished run time (1000 s), or the assumed 3600 s when learning is off.
-    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0, learn_duration=learn)
+    cfg = DelayConfig(load_aware=False, node_factor=0.5, rack_factor=1.0, learn_duration=learn)
     short = [job(f"f{i}", 0.0, 1, 1000.0) for i in range(3)]
     sim = run([*BLOCKERS, *short, job("s", 2000.0, 2, 5000.0)], cluster(3, 4, per_rack=1), cfg, annotator="none")
     s = state(sim, "s")
@@ -138,7 +138,7 @@ def test_a_job_that_waited_the_age_cap_reserves_gpus_and_starts(age_cap, starts_
     # 2 x 4 GPUs; an 8-GPU job and a stream of 1-GPU jobs (every 20 s, 100 s each, until t=6000).
     stream = [job(f"q{i:03d}", 20.0 * i, 1, 100.0) for i in range(300)]
     big = job("big", 1.0, 8, 500.0)
-    cfg = DelayConfig(age_cap_s=age_cap)
+    cfg = DelayConfig(load_aware=False, age_cap_s=age_cap)
     sim = run([big, *stream], cluster(2, 4, per_rack=1), cfg, annotator="none")
     b = state(sim, "big")
     if starts_by is not None:
@@ -152,7 +152,7 @@ def test_the_delay_placement_is_monotone_unless_a_reservation_is_held():
     p = DelayPlacement()
     assert p.monotone is True
     stream = [job(f"q{i:03d}", 20.0 * i, 1, 100.0) for i in range(30)]
-    sched = build_scheduler("delay", config=DelayConfig(age_cap_s=100.0), preemption=False)
+    sched = build_scheduler("delay", config=DelayConfig(load_aware=False, age_cap_s=100.0), preemption=False)
     sim = Simulator([job("big", 1.0, 8, 500.0), *stream], cluster(2, 4, 1), sched, ANNOTATORS.create("none"))
     sim.run(until=150.0)
     assert sched.placement.monotone is False  # the big job holds a reservation
@@ -178,7 +178,7 @@ def preemption_case(victim_submit: float, victim_slowdown: float, min_interval: 
         job("t1", 500.0, 1, 50.0, 1.0),
         job("t2", 1200.0, 1, 50.0, 1.0),
     ]
-    cfg = DelayConfig(node_factor=0.0, rack_factor=10.0)  # its node timer has run out at once
+    cfg = DelayConfig(load_aware=False, node_factor=0.0, rack_factor=10.0)  # its node timer has run out at once
     pre = NetworkPreemptionConfig(sensitive_from=0.5, victim_below=0.2, min_interval_s=min_interval)
     return run(jobs, cluster(3, 4, per_rack=1), cfg, preemption=pre)
 
@@ -234,7 +234,7 @@ def test_no_job_is_preempted_again_within_the_minimum_interval(last_start, last_
     s = JobState(job=s_job, idx=1, annotation=ann(s_job), status=Status.waiting, eligible_since=10.0)
     cs.allocate(hog_s.placement)
     cs.allocate(v.placement)
-    timers = DelayTimers(DelayConfig(node_factor=0.0, rack_factor=0.0))
+    timers = DelayTimers(DelayConfig(load_aware=False, node_factor=0.0, rack_factor=0.0))
     pol = NetworkPreemption(timers, NetworkPreemptionConfig(min_interval_s=1000.0))
     assert not pol.wants(s, now)  # it waits for GPUs, not for locality: no preemption for it
     timers.start_clock(s, 10.0)  # offered GPUs without an L0 slot at 10: held back for locality
@@ -267,7 +267,7 @@ def test_a_spread_job_moves_onto_a_freed_node_only_when_sensitive_and_the_saving
 ):
     # Timers 0: the 2-GPU job goes spread at once over the blockers' free GPUs (separate racks, so
     # congested uplinks slow it); node 0 frees at 500.
-    cfg = DelayConfig(node_factor=0.0, rack_factor=0.0)
+    cfg = DelayConfig(load_aware=False, node_factor=0.0, rack_factor=0.0)
     blockers = [job("b0", 0.0, 3, 500.0), job("b1", 0.0, 3, BIG), job("b2", 0.0, 3, BIG)]
     mig = NetworkMigrationConfig(min_interval_s=300.0, gain_factor=gain_factor)
     spec = ClusterSpec.uniform(3, 4, 1, network=NetworkSpec.parse("congested:4"))
@@ -286,7 +286,7 @@ def test_a_spread_job_moves_onto_a_freed_node_only_when_sensitive_and_the_saving
 def test_a_move_waits_for_the_minimum_interval_since_the_last_start():
     # Node 0 frees at 500 but the job has run only 400 s of the 1000 s interval; the next pass (a
     # 1-GPU arrival at 1200) moves it.
-    cfg = DelayConfig(node_factor=0.0, rack_factor=0.0)
+    cfg = DelayConfig(load_aware=False, node_factor=0.0, rack_factor=0.0)
     blockers = [job("b0", 0.0, 3, 500.0), job("b1", 0.0, 3, BIG), job("b2", 0.0, 3, BIG)]
     spec = ClusterSpec.uniform(3, 4, 1, network=NetworkSpec.parse("congested:4"))
     jobs = [*blockers, job("s", 100.0, 2, 5000.0, 4.0), job("t", 1200.0, 1, 50.0)]
@@ -302,9 +302,21 @@ def test_a_move_waits_for_the_minimum_interval_since_the_last_start():
 )
 def test_the_rack_timer_grows_with_what_crossing_racks_costs_on_the_network(network, aware, factor):
     # Separate racks: the 2-GPU job can only cross racks, after W_rack = 1.0 * (4 - 1) * 1000 s * factor.
-    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0, network_aware=aware)
+    cfg = DelayConfig(load_aware=False, node_factor=0.5, rack_factor=1.0, network_aware=aware)
     spec = ClusterSpec.uniform(3, 4, 1, network=NetworkSpec.parse(network))
     sim = run([*BLOCKERS, job("s", 100.0, 2, 1000.0, 4.0)], spec, cfg)
     s = state(sim, "s")
     assert s.first_start == pytest.approx(100.0 + 3000.0 * factor)
     assert s.max_racks == 2
+
+
+@pytest.mark.parametrize("aware, pressure", [(True, 1.0 + (4 + 2) / 12), (False, 1.0)])
+def test_the_timers_grow_with_the_gpus_the_queue_asks_for(aware, pressure):
+    # A 4-GPU job waits for GPUs (never enough free) while the sensitive 2-GPU job waits for locality:
+    # 6 of the cluster's 12 GPUs are asked for, so W_rack = 1.0 * 3 * 1000 s * X * (1 + 6 / 12).
+    cfg = DelayConfig(node_factor=0.5, rack_factor=1.0, load_aware=aware)
+    jobs = [*BLOCKERS, job("q", 50.0, 4, 1000.0), job("s", 100.0, 2, 1000.0, 4.0)]
+    sim = run(jobs, cluster(3, 4, per_rack=1), cfg)
+    s = state(sim, "s")
+    assert s.first_start == pytest.approx(100.0 + 3000.0 * X * pressure)
+    assert state(sim, "q").first_start >= BIG  # it found four free GPUs only when the blockers ended
