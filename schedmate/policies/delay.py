@@ -278,7 +278,7 @@ class DelayPlacement(PlacementPolicy):
         self.timers = timers or DelayTimers(config)
         self._reserved: JobState | None = None
         self._rack: int | None = None
-        """The rack the reservation holds GPUs in (None: a plain GPU count, for a job no rack holds)."""
+        """The rack the reservation holds nodes in (None: nodes anywhere, for a job no rack can hold)."""
         self._running: dict[int, JobState] = {}
         """Running jobs by index (for the reservation's shadow time)."""
         self._shadow: tuple[float, int, float] | None = None
@@ -322,7 +322,7 @@ class DelayPlacement(PlacementPolicy):
 
     def shadow_time(self, cluster: ClusterState, now: float) -> float:
         """When the holder's reservation is predicted to have its GPUs free (in its rack, or anywhere
-        for a plain count): running jobs there end at their predicted ends (never, without one)."""
+        for a job no rack can hold): running jobs there end at their predicted ends (never, without one)."""
         r = self._reserved
         assert r is not None
         got = self._shadow
