@@ -34,7 +34,7 @@ def sh(*cmd: str | Path, env: dict[str, str] | None = None, check: bool = True) 
 
 
 def setup() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - bootstrap runs on any python3 and says why it stops
         sys.exit(f"schedmate needs Python 3.11+, this is {sys.version.split()[0]}")
     if not PY.exists():
         sh(sys.executable, "-m", "venv", VENV)

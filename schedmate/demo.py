@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Annotated
@@ -33,7 +34,7 @@ def _llm_components(console) -> None:
     from schedmate.codeprof.analyzer import analyze_code
 
     job_dir = REPO / "eval" / "datasets" / "code" / "jobs"
-    sample = sorted(p for p in job_dir.iterdir() if p.is_dir())[0] if job_dir.is_dir() else None
+    sample = min((p for p in job_dir.iterdir() if p.is_dir()), default=None) if job_dir.is_dir() else None
     if sample is not None:
         t0 = time.perf_counter()
         command = (sample / "command.txt").read_text().strip() if (sample / "command.txt").exists() else None
@@ -111,7 +112,7 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
         for col in df.columns:
             table.add_column(col, justify="right" if df[col].dtype.kind == "f" else "left")
         for _, r in df.iterrows():
-            table.add_row(*["-" if v is None or v != v else f"{v:.2f}" if isinstance(v, float) else str(v) for v in r])
+            table.add_row(*["-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.2f}" if isinstance(v, float) else str(v) for v in r])
         console.print(table)
         base = df[df["annotator"] == "none"].set_index("policy")["avg_jct_h"]
         for annotator in df["annotator"].unique():

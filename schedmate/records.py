@@ -125,13 +125,13 @@ class DurationEstimate(BaseModel):
     p90: float = Field(ge=0)
 
     @model_validator(mode="after")
-    def _ordered(self) -> "DurationEstimate":
+    def _ordered(self) -> DurationEstimate:
         if not (self.p10 <= self.p50 <= self.p90):
             raise ValueError(f"quantiles must be ordered, got p10={self.p10} p50={self.p50} p90={self.p90}")
         return self
 
     @classmethod
-    def point(cls, seconds: float) -> "DurationEstimate":
+    def point(cls, seconds: float) -> DurationEstimate:
         return cls(p10=seconds, p50=seconds, p90=seconds)
 
 
@@ -204,7 +204,7 @@ class NetworkSpec(BaseModel):
     """Extra factor on communication time when a job spans racks (spine hops), even uncontended."""
 
     @classmethod
-    def parse(cls, spec: str) -> "NetworkSpec":
+    def parse(cls, spec: str) -> NetworkSpec:
         """`ideal`, `congested` (1:4 uplinks) or `congested:R` (1:R uplinks)."""
         spec = spec.strip().lower()
         if spec == "ideal":
@@ -243,7 +243,7 @@ class ClusterSpec(BaseModel):
         nodes_per_rack: int = 16,
         gpu_type: str = "V100",
         network: NetworkSpec | None = None,
-    ) -> "ClusterSpec":
+    ) -> ClusterSpec:
         if num_nodes < 1 or gpus_per_node < 1 or nodes_per_rack < 1:
             raise ValueError("a cluster needs at least one node, one GPU per node and one node per rack")
         nodes = tuple(

@@ -19,6 +19,7 @@ Traces (each loaded to roughly the cluster's capacity so that scheduling matters
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 from pathlib import Path
@@ -50,7 +51,7 @@ def traces(n: int):
 
 def markdown(df: pd.DataFrame) -> str:
     def cell(v) -> str:
-        if v is None or (isinstance(v, float) and v != v):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
             return "-"
         return f"{v:.3f}" if isinstance(v, float) else str(v)
 

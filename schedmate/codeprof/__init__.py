@@ -14,4 +14,4 @@ cache) around it. `evaluate` scores it on `eval/datasets/code`; `cli` registers 
 from schedmate.codeprof.analyzer import AnalyzeError, analyze_code
 from schedmate.codeprof.facts import FIELDS, CodeProfile, Fact
 
-__all__ = ["AnalyzeError", "CodeProfile", "FIELDS", "Fact", "analyze_code"]
+__all__ = ["FIELDS", "AnalyzeError", "CodeProfile", "Fact", "analyze_code"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -42,12 +42,12 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
     @analyze_app.command("code", help=HELP)
     def analyze_code_cmd(
         workdir: Annotated[Path, typer.Option("--workdir", help="The job's working directory.")],
-        command: Annotated[Optional[str], typer.Option("--command", help="The launch command line.")] = None,
+        command: Annotated[str | None, typer.Option("--command", help="The launch command line.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
         no_llm: Annotated[bool, typer.Option("--no-llm", help="Static pass and derivation only.")] = False,
-        env: Annotated[Optional[list[str]], typer.Option("--env", help="KEY=VALUE, repeatable.")] = None,
+        env: Annotated[list[str] | None, typer.Option("--env", help="KEY=VALUE, repeatable.")] = None,
         launcher_config: Annotated[
-            Optional[str],
+            str | None,
             typer.Option(
                 "--launcher-config",
                 help="Accelerate YAML or DeepSpeed JSON applied to the launch (workdir-relative).",
@@ -57,14 +57,14 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
             int,
             typer.Option("--samples", min=1, max=9, help="Self-consistency: k LLM samples, majority vote."),
         ] = 1,
-        seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the LLM samples.")] = None,
+        seed: Annotated[int | None, typer.Option("--seed", help="Seed of the LLM samples.")] = None,
         tool_calls: Annotated[
             int,
             typer.Option(
                 "--tool-calls", min=0, max=8, help="Reading-loop budget (list_files/read_file calls)."
             ),
         ] = 0,
-        prompt_version: Annotated[Optional[str], typer.Option("--prompt-version")] = None,
+        prompt_version: Annotated[str | None, typer.Option("--prompt-version")] = None,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the version cache.")] = False,
     ) -> None:
         from schedmate.codeprof.analyzer import AnalyzeError, analyze_code

@@ -240,8 +240,8 @@ def write_report(df: pd.DataFrame, out_dir: str | Path) -> Path:
     lines = [
         "# Code analyzer evaluation",
         "",
-        f"{df['job'].nunique()} jobs; accuracy per field (params within 10 %, network_sensitivity within 0.1,"
-        " null labels must be answered null).",
+        (f"{df['job'].nunique()} jobs; accuracy per field (params within 10 %, network_sensitivity within 0.1,"
+        " null labels must be answered null)."),
         "",
         "| field | " + " | ".join(wide.columns) + " |",
         "|---|" + "---|" * len(wide.columns),

@@ -242,7 +242,7 @@ def _number_forms(v: float) -> list[str]:
 def _prose_params(context: str) -> list[tuple[float, str]]:
     """Parameter counts written in prose: '1.3B-parameter', '350M params', '7 billion parameters'."""
     out = []
-    for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(B|M|K|billion|million)\b", context, re.I):
+    for m in re.finditer(r"(\d+(?:\.\d+)?)\s*(B|M|K|billion|million)\b", context, re.IGNORECASE):
         mult = {"b": 1e9, "billion": 1e9, "m": 1e6, "million": 1e6, "k": 1e3}[m.group(2).lower()]
         window = context[max(0, m.start() - 60) : m.end() + 30].lower()
         if "param" in window:  # the number as written ("1.3B"), locatable in the excerpt
@@ -301,10 +301,10 @@ def _locate(context: str, needles: list[str], word: str | None = None) -> list[s
             continue
         body = m.group(2)
         if word is not None:
-            idents = [t for t in re.findall(r"[A-Za-z_][\w-]*", body) if re.search(word, t, re.I)]
+            idents = [t for t in re.findall(r"[A-Za-z_][\w-]*", body) if re.search(word, t, re.IGNORECASE)]
             if not [t for t in idents if not re.match(r"(?i)(num|n)[_-]", t)]:
                 continue
-        if any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w.])", body, re.I) for n in needles if n):
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w.])", body, re.IGNORECASE) for n in needles if n):
             loc = f"{current}:{m.group(1)}"
             if loc not in where:
                 where.append(loc)
@@ -335,7 +335,7 @@ TEXT_FAMILIES = {"gpt", "llama", "mistral", "bert", "t5"}
 
 
 _TOKEN_HINT = re.compile(
-    r"token|vocab|nn\.Embedding\(|seq_len|block_size|max_length|attention|Transformer", re.I
+    r"token|vocab|nn\.Embedding\(|seq_len|block_size|max_length|attention|Transformer", re.IGNORECASE
 )
 
 

@@ -161,7 +161,7 @@ LIGHTNING_KW = {
     "accumulate_grad_batches",
     "accelerator",
 }
-_FLAG_WORDS = re.compile(r"^(true|false|yes|no|none|null)$", re.I)
+_FLAG_WORDS = re.compile(r"^(true|false|yes|no|none|null)$", re.IGNORECASE)
 
 
 def parse_scalar(s: str) -> Any:
@@ -701,7 +701,7 @@ class StaticPass:
         cuda_hits: list[str] = []
         for rel, c in self.calls:
             blob = " ".join([c["func"], *c["args"], *c["kwargs"].values()])
-            if re.search(r"cuda|nccl|\bgpu", blob, re.I) and self._active(c) is not False:
+            if re.search(r"cuda|nccl|\bgpu", blob, re.IGNORECASE) and self._active(c) is not False:
                 cuda_hits.append(f"{rel}:{c['line']}")
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
@@ -1267,9 +1267,7 @@ class StaticPass:
                         found.append((w, ev))
                 elif tail == "autocast" and "cpu" not in " ".join(c["args"]):
                     found.append(("fp16", ev))
-            elif tail == "GradScaler":
-                found.append(("fp16", ev))
-            elif tail == "half" and not c["args"]:
+            elif tail == "GradScaler" or tail == "half" and not c["args"]:
                 found.append(("fp16", ev))
             elif tail in {"to", "from_pretrained"}:
                 for a in [*c["args"], kw.get("dtype", ""), kw.get("torch_dtype", "")]:

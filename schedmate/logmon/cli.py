@@ -61,8 +61,8 @@ def _warn(report: LogReport, shown: set[str]) -> None:
 
 def _human(report: LogReport) -> str:
     f, p = report.failure, report.progress
-    lines = [f"log: {report.source} ({report.lines} lines, {report.rules_matched} matched by rules, "
-             f"{report.llm_calls} LLM calls)"]
+    lines = [(f"log: {report.source} ({report.lines} lines, {report.rules_matched} matched by rules, "
+             f"{report.llm_calls} LLM calls)")]
     step = f"{p.current_step}/{p.total_steps}" if p.total_steps else f"{p.current_step}"
     lines.append(f"progress: step {step}, epoch {p.epoch}/{p.total_epochs}, iteration {p.iteration_time_s} s, "
                  f"loss {p.last_loss}")

@@ -285,14 +285,14 @@ def builtin_rules() -> list[Rule]:
 KNOWN_ERROR_LINES: tuple[str, ...] = (
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB",
     "RuntimeError: CUDA error: out of memory",
-    "[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1234, "
-    "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600123 milliseconds before timing out.",
-    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
-    "unhandled system error, NCCL version 2.18.1",
-    "RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store "
-    "by key '0', but store->get('0') got error: Connection reset by peer",
-    "RuntimeError: DataLoader worker (pid 12345) is killed by signal: Bus error. It is possible that dataloader's "
-    "workers are out of shared memory.",
+    ("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1234, "
+    "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600123 milliseconds before timing out."),
+    ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+    "unhandled system error, NCCL version 2.18.1"),
+    ("RuntimeError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store "
+    "by key '0', but store->get('0') got error: Connection reset by peer"),
+    ("RuntimeError: DataLoader worker (pid 12345) is killed by signal: Bus error. It is possible that dataloader's "
+    "workers are out of shared memory."),
     "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
     "Fatal Python error: Segmentation fault",
     "Segmentation fault (core dumped)",
@@ -300,8 +300,8 @@ KNOWN_ERROR_LINES: tuple[str, ...] = (
     "NVRM: Xid (PCI:0000:86:00): 48, pid=2301, An uncorrectable double bit error (DBE) has been detected on GPU",
     "RuntimeError: CUDA error: uncorrectable ECC error encountered",
     "slurmstepd: error: *** JOB 123456 ON node017 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME LIMIT ***",
-    "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234.0. Some of your processes may have been killed "
-    "by the cgroup out-of-memory handler.",
+    ("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=1234.0. Some of your processes may have been killed "
+    "by the cgroup out-of-memory handler."),
     "Out of memory: Killed process 4242 (python) total-vm:123456kB, anon-rss:98765kB",
     "FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding.",
     "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",

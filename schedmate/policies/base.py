@@ -112,7 +112,7 @@ class PreemptionPolicy(ABC):
         proposed: Placement,
         running: Iterable[JobState],
         cluster: ClusterState,
-        placement: "PlacementPolicy",
+        placement: PlacementPolicy,
         order: QueueOrder,
         now: float,
     ) -> tuple[list[JobState], Placement] | None:
@@ -161,7 +161,7 @@ class Scheduler:
     bf_max_job_test bounds its backfill scan)."""
     tick_s: float | None = None
     """Period of `on_tick` calls, for policies that need one (e.g. an auto-tuner)."""
-    on_tick: Callable[["Simulator", float], None] | None = None
+    on_tick: Callable[[Simulator, float], None] | None = None
     name: str = ""
 
     def describe(self) -> str:

@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from schedmate.policies import delay as _delay  # registers fifo-nb, delay, network
-from schedmate.policies.base import ORDERS, PLACEMENTS, PREEMPTIONS
+from schedmate.policies.base import ORDERS, PLACEMENTS, PREEMPTIONS, Scheduler
 from schedmate.registry import Registry
-from schedmate.policies.base import Scheduler
 
 SCHEDULERS: Registry[Scheduler] = Registry("scheduling policy")
 

@@ -54,9 +54,9 @@ class Simulator:
         jobs: Iterable[Job],
         cluster: ClusterSpec,
         scheduler: Scheduler,
-        annotator: "Annotator",
+        annotator: Annotator,
         config: ReplayConfig | None = None,
-        on_annotation: Callable[["Simulator", JobState, Any, float], None] | None = None,
+        on_annotation: Callable[[Simulator, JobState, Any, float], None] | None = None,
     ) -> None:
         self.config = config or ReplayConfig()
         self.on_annotation = on_annotation
@@ -104,7 +104,7 @@ class Simulator:
         self._seq += 1
         heapq.heappush(self._heap, (t, self._seq, kind, idx, version))
 
-    def run(self, progress: Callable[[int], None] | None = None, until: float | None = None) -> "Simulator":
+    def run(self, progress: Callable[[int], None] | None = None, until: float | None = None) -> Simulator:
         """Replay to the end, or stop before the first event after `until` (for forward simulations
         that only need a horizon; the state is then as of the last event applied)."""
         sched = self.scheduler
@@ -515,7 +515,7 @@ class _QueueScan:
     pass can drop every job of a demand that cannot fit any more without visiting them one by one.
     Entries are values, not positions, so starts and re-queues during the walk are safe."""
 
-    __slots__ = ("by_gpus", "heap", "dropped")
+    __slots__ = ("by_gpus", "dropped", "heap")
 
     def __init__(self, by_gpus: dict[int, SortedList]) -> None:
         self.by_gpus = by_gpus

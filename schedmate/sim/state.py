@@ -78,8 +78,17 @@ class ClusterState:
     """Free GPUs per node with rack bookkeeping. Placement functions read `free` and `spec`."""
 
     __slots__ = (
-        "spec", "free", "capacity", "rack_of", "nodes_in_rack", "total_free", "total_gpus", "max_node_gpus",
-        "nodes_with_free", "_packed_shape", "queued_gpus",
+        "_packed_shape",
+        "capacity",
+        "free",
+        "max_node_gpus",
+        "nodes_in_rack",
+        "nodes_with_free",
+        "queued_gpus",
+        "rack_of",
+        "spec",
+        "total_free",
+        "total_gpus",
     )
 
     def __init__(self, spec: ClusterSpec) -> None:

@@ -1,10 +1,10 @@
 """The simulated adapter turns failure signals into decisions, the same way for every policy."""
 
 import pytest
+from helpers import cluster, ends, job
 from pytest import approx
 
 from adapters.simulated import FailureSignalAdapter
-from helpers import cluster, ends, job
 from schedmate.annotators.builtin import NoAnnotator
 from schedmate.policies import build_scheduler
 from schedmate.records import FailureAction, FailureCategory, FailureSignal

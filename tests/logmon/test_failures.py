@@ -12,30 +12,30 @@ PROGRESS = "".join(f"iter {s}: loss {3 - s / 100:.4f}, time 250.00ms\n" for s in
 AFTER = "".join(f"iter {s}: loss 2.0000, time 250.00ms\n" for s in range(60, 120, 10))  # training goes on
 
 FAILURES = {
-    "oom": ("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    loss.backward()\n"
-            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n", 6, FailureAction.reduce_memory),
-    "oom_host": ("Out of memory: Killed process 4242 (python) total-vm:912345kB, anon-rss:812345kB\n"
-                 "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=12.0.\n", 6, FailureAction.reduce_memory),
-    "nccl": ("[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
+    "oom": (("Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    loss.backward()\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"), 6, FailureAction.reduce_memory),
+    "oom_host": (("Out of memory: Killed process 4242 (python) total-vm:912345kB, anon-rss:812345kB\n"
+                 "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=12.0.\n"), 6, FailureAction.reduce_memory),
+    "nccl": (("[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
              "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600321 milliseconds before timing "
-             "out.\n", 6, FailureAction.restart_from_checkpoint),
-    "nccl_reset": ("RuntimeError: [3] is setting up NCCL communicator but store->get('0') got error: Connection "
-                   "reset by peer\n", 6, FailureAction.restart_from_checkpoint),
+             "out.\n"), 6, FailureAction.restart_from_checkpoint),
+    "nccl_reset": (("RuntimeError: [3] is setting up NCCL communicator but store->get('0') got error: Connection "
+                   "reset by peer\n"), 6, FailureAction.restart_from_checkpoint),
     "nan": ("FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding.\n", 6,
             FailureAction.restart_from_checkpoint),
-    "dataloader": ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
-                   "memory (shm).\nRuntimeError: DataLoader worker (pid(s) 4321) exited unexpectedly\n", 6,
+    "dataloader": (("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+                   "memory (shm).\nRuntimeError: DataLoader worker (pid(s) 4321) exited unexpectedly\n"), 6,
                    FailureAction.reduce_memory),
     "segfault": ("Fatal Python error: Segmentation fault\n\nSegmentation fault (core dumped)\n", 6,
                  FailureAction.fix_code),
-    "node": ("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n"
-             "RuntimeError: CUDA error: unspecified launch failure\n", 6, FailureAction.cordon_node),
-    "preempted": ("slurmstepd: error: *** JOB 123456 ON node017 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME "
-                  "LIMIT ***\n", 6, FailureAction.restart_from_checkpoint),
-    "user_code": ("Traceback (most recent call last):\n  File \"train.py\", line 30, in <module>\n"
-                  "KeyError: 'labels'\n", 6, FailureAction.fix_code),
-    "other": ("terminate called after throwing an instance of 'std::runtime_error'\n  what():  boom\n"
-              "Aborted (core dumped)\n", 6, FailureAction.nothing),
+    "node": (("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n"
+             "RuntimeError: CUDA error: unspecified launch failure\n"), 6, FailureAction.cordon_node),
+    "preempted": (("slurmstepd: error: *** JOB 123456 ON node017 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME "
+                  "LIMIT ***\n"), 6, FailureAction.restart_from_checkpoint),
+    "user_code": (("Traceback (most recent call last):\n  File \"train.py\", line 30, in <module>\n"
+                  "KeyError: 'labels'\n"), 6, FailureAction.fix_code),
+    "other": (("terminate called after throwing an instance of 'std::runtime_error'\n  what():  boom\n"
+              "Aborted (core dumped)\n"), 6, FailureAction.nothing),
 }
 
 

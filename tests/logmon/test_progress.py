@@ -8,53 +8,53 @@ from schedmate.logmon.monitor import analyze_text
 
 CASES = {
     "hf_trainer": (
-        "***** Running training *****\n"
+        ("***** Running training *****\n"
         "  Num Epochs = 3\n"
         "  Total optimization steps = 4,000\n"
         "\r  3%|▎         | 110/4000 [00:57<33:10,  1.95it/s]\r  3%|▎         | 120/4000 [01:02<33:10,  1.95it/s]\n"
         "{'loss': 2.3141, 'grad_norm': 1.52, 'learning_rate': 4.99e-05, 'epoch': 0.09}\n"
-        "\r  3%|▎         | 130/4000 [01:07<33:09,  1.96it/s]\n",
+        "\r  3%|▎         | 130/4000 [01:07<33:09,  1.96it/s]\n"),
         dict(current_step=130, total_steps=4000, total_epochs=3, last_loss=2.3141, epoch=0.09),
         1 / 1.955,
     ),
     "lightning": (
-        "hparams: {'lr': 0.001, 'max_epochs': 10}\n"
+        ("hparams: {'lr': 0.001, 'max_epochs': 10}\n"
         "\rEpoch 3:  44%|████▍     | 440/1000 [02:07<02:42,  3.45it/s, v_num=1, train_loss=0.530]"
-        "\rEpoch 3:  45%|████▌     | 450/1000 [02:10<02:39,  3.45it/s, v_num=1, train_loss=0.520]\n",
+        "\rEpoch 3:  45%|████▌     | 450/1000 [02:10<02:39,  3.45it/s, v_num=1, train_loss=0.520]\n"),
         dict(current_step=450, total_steps=1000, epoch=3, total_epochs=10, last_loss=0.52),
         1 / 3.45,
     ),
     "megatron": (
-        "[2024-05-01 10:00:00] iteration      100/  500000 | consumed samples:        51200 | elapsed time per "
+        ("[2024-05-01 10:00:00] iteration      100/  500000 | consumed samples:        51200 | elapsed time per "
         "iteration (ms): 512.3 | learning rate: 2.999E-04 | global batch size:   512 | lm loss: 7.107422E+00 | "
-        "loss scale: 1.0 | number of skipped iterations:   0 | number of nan iterations:   0 |\n",
+        "loss scale: 1.0 | number of skipped iterations:   0 | number of nan iterations:   0 |\n"),
         dict(current_step=100, total_steps=500000, last_loss=7.107422),
         0.5123,
     ),
     "deepspeed": (
-        "[2024-05-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=100, skipped=2, lr=[0.0001], "
+        ("[2024-05-01 10:00:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step=100, skipped=2, lr=[0.0001], "
         "mom=[(0.9, 0.999)]\n"
-        "[Rank 0] epoch=0/micro_step=100/global_step=100, RunningAvgSamplesPerSec=412.5, CurrSamplesPerSec=410.1\n",
+        "[Rank 0] epoch=0/micro_step=100/global_step=100, RunningAvgSamplesPerSec=412.5, CurrSamplesPerSec=410.1\n"),
         dict(current_step=100, samples_per_s=412.5),
         None,
     ),
     "mmengine": (
-        "2024/05/01 10:00:00 - mmengine - INFO - Epoch(train) [3][ 200/1250]  lr: 1.0000e-02  eta: 0:35:12  "
-        "time: 0.4512  data_time: 0.0123  memory: 3001  loss: 0.8100  loss_cls: 0.4\n",
+        ("2024/05/01 10:00:00 - mmengine - INFO - Epoch(train) [3][ 200/1250]  lr: 1.0000e-02  eta: 0:35:12  "
+        "time: 0.4512  data_time: 0.0123  memory: 3001  loss: 0.8100  loss_cls: 0.4\n"),
         dict(current_step=200, total_steps=1250, epoch=3, last_loss=0.81),
         0.4512,
     ),
     "fairseq": (
-        "2024-05-01 10:00:00 | INFO | train_inner | epoch 001:    100 / 1563 loss=9.12, nll_loss=8.9, ppl=556.4, "
+        ("2024-05-01 10:00:00 | INFO | train_inner | epoch 001:    100 / 1563 loss=9.12, nll_loss=8.9, ppl=556.4, "
         "wps=12345, ups=3.2, wpb=4000, bsz=128, num_updates=100, lr=0.0005, gnorm=1.2, train_wall=30, wall=60\n"
-        "epoch 001 | loss 9.02 | nll_loss 8.8 | ppl 512.1 | wps 12001 | ups 3.1 | num_updates 120 | lr 0.0005\n",
+        "epoch 001 | loss 9.02 | nll_loss 8.8 | ppl 512.1 | wps 12001 | ups 3.1 | num_updates 120 | lr 0.0005\n"),
         dict(current_step=120, epoch=1, last_loss=9.02, tokens_per_s=12001),
         1 / 3.1,
     ),
     "timm": (
-        "Scheduled epochs: 300\n"
+        ("Scheduled epochs: 300\n"
         "Train: 3 [ 200/1251 ( 16%)]  Loss: 3.21 (3.30)  Time: 0.312s, 820.4/s  (0.315s, 812.6/s)  LR: 1.000e-03  "
-        "Data: 0.010 (0.012)\n",
+        "Data: 0.010 (0.012)\n"),
         dict(current_step=200, total_steps=1251, epoch=3, total_epochs=300, last_loss=3.21, samples_per_s=820.4),
         0.312,
     ),
@@ -64,10 +64,10 @@ CASES = {
         0.0452,
     ),
     "torchtitan": (
-        "[rank0]:[titan] 2024-05-01 10:00:00,000 - root - INFO - Training starts at step 1, total steps 1000 "
+        ("[rank0]:[titan] 2024-05-01 10:00:00,000 - root - INFO - Training starts at step 1, total steps 1000 "
         "(warmup 200)\n"
         "[rank0]:[titan] 2024-05-01 10:00:10,000 - root - INFO - \x1b[31mstep: 10  \x1b[32mloss:  9.8400  "
-        "\x1b[33mmemory: 32.12GiB(40.62%)  \x1b[34mtps: 3,412  \x1b[35mtflops: 180.22  mfu: 18.22%\x1b[39m\n",
+        "\x1b[33mmemory: 32.12GiB(40.62%)  \x1b[34mtps: 3,412  \x1b[35mtflops: 180.22  mfu: 18.22%\x1b[39m\n"),
         dict(current_step=10, total_steps=1000, last_loss=9.84, tokens_per_s=3412),
         None,
     ),

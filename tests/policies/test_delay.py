@@ -11,7 +11,12 @@ import pytest
 
 from schedmate.annotators import ANNOTATORS
 from schedmate.policies import build_scheduler
-from schedmate.policies.delay import DelayConfig, DelayPlacement, NetworkMigrationConfig, NetworkPreemptionConfig
+from schedmate.policies.delay import (
+    DelayConfig,
+    DelayPlacement,
+    NetworkMigrationConfig,
+    NetworkPreemptionConfig,
+)
 from schedmate.records import ClusterSpec, Job, NetworkSpec
 from schedmate.sim.engine import ReplayConfig, Simulator
 from schedmate.sim.state import Status

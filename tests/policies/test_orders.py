@@ -3,8 +3,8 @@
 import math
 
 import pytest
-
 from helpers import job
+
 from schedmate.policies import ORDERS
 from schedmate.records import Annotation, DurationEstimate
 from schedmate.sim.state import JobState, Status

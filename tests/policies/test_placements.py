@@ -1,8 +1,8 @@
 """Placement policies on literal free-GPU vectors."""
 
 import pytest
-
 from helpers import cluster, job
+
 from schedmate.policies import PLACEMENTS
 from schedmate.policies.placements import (
     anywhere,

@@ -1,8 +1,8 @@
 """A small replay whose metrics are worked out by hand."""
 
+from helpers import cluster, ends, job, run
 from pytest import approx
 
-from helpers import cluster, ends, job, run
 from schedmate.sim.metrics import job_table, summarize
 
 

@@ -3,8 +3,8 @@
 import random
 
 import pytest
-
 from helpers import cluster, ends, job, run
+
 from schedmate.records import Outcome
 from schedmate.sim.metrics import job_table
 from schedmate.sim.state import Status

@@ -1,8 +1,8 @@
 """Annotators that follow running jobs (log monitors) update annotations and can end dead jobs."""
 
+from helpers import cluster, ends, job
 from pytest import approx
 
-from helpers import cluster, ends, job
 from schedmate.annotators.builtin import NoAnnotator
 from schedmate.policies import build_scheduler
 from schedmate.records import Annotation, DurationEstimate
@@ -59,7 +59,6 @@ class DoublingWatcher(NoAnnotator):
 
     def on_running(self, sim, js, now):
         self.looked_at.append(now)
-        return None
 
 
 def test_the_engine_asks_the_annotator_when_to_look_next_so_short_runs_get_early_looks():

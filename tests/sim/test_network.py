@@ -1,8 +1,7 @@
 """Placement and congestion set a job's speed (schedmate/sim/network.py)."""
 
-from pytest import approx
-
 from helpers import cluster, ends, job, run, spreading_fifo
+from pytest import approx
 
 
 def test_a_job_on_one_node_runs_at_full_speed_whatever_its_sensitivity():
