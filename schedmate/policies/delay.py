@@ -73,8 +73,8 @@ works, the one that stops the fewest GPUs wins (then the fewest victims, then th
 a running job with s >= `sensitive_from` that runs spread (not L0) and slower than full speed, and that
 has run `min_interval_s` since its last start, moves onto a free L0 slot when the time it is predicted
 to save, rest / speed - (rest + restart cost), is at least `gain_factor` restart costs. `rest` is the
-predicted duration minus the progress made (without an estimate: at least as much again as it has
-done, and at least the median finished run time minus its progress); `speed` is its current observed
+predicted duration minus the progress made (without an estimate, or once the job has outrun it: at
+least as much again as it has done, and at least the median finished run time minus its progress); `speed` is its current observed
 throughput. Jobs are taken in queue order; the freed spread GPUs go to the queue in another pass.
 """
 
@@ -591,12 +591,14 @@ class NetworkMigration(MigrationPolicy):
 
     def remaining_work(self, js: JobState) -> float:
         """Predicted work left (consolidated seconds): the duration estimate minus the progress made;
-        without an estimate, at least as much again as the job has done (heavy-tailed run times) and at
-        least the median finished run time minus its progress."""
+        without an estimate, or once the job has outrun it (the estimate was wrong), at least as much
+        again as the job has done (heavy-tailed run times) and at least the median finished run time
+        minus its progress."""
         d = predicted_duration(js)
-        if d is not None:
-            return max(0.0, d - js.work_done)
-        return max(self.timers.default_duration() - js.work_done, js.work_done)
+        w = js.work_done
+        if d is not None and w < d:
+            return d - w
+        return max(self.timers.default_duration() - w, w)
 
     def saving(self, js: JobState, restart_cost_s: float) -> float:
         """Seconds saved by moving to full speed now: the rest at the current (observed) speed, minus

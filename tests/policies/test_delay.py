@@ -325,3 +325,25 @@ def test_the_timers_grow_with_the_gpus_the_queue_asks_for(aware, pressure):
     s = state(sim, "s")
     assert s.first_start == pytest.approx(100.0 + 3000.0 * X * pressure)
     assert state(sim, "q").first_start >= BIG  # it found four free GPUs only when the blockers ended
+
+
+@pytest.mark.parametrize(
+    "estimate, done, expected",
+    [
+        (5000.0, 1000.0, 4000.0),  # the estimate minus the progress
+        (5000.0, 6000.0, 6000.0),  # outran its estimate: as much again as it has done
+        (None, 300.0, 1000.0 - 300.0),  # no estimate: the median finished run time minus progress...
+        (None, 800.0, 800.0),  # ...or as much again as done, whichever is more
+    ],
+)
+def test_a_moves_predicted_remaining_work_falls_back_to_its_progress_once_the_estimate_is_outrun(estimate, done, expected):
+    from schedmate.policies.delay import DelayTimers, NetworkMigration
+    from schedmate.records import Annotation, DurationEstimate
+    from schedmate.sim.state import JobState
+
+    timers = DelayTimers(DelayConfig())
+    timers.observe_run(1000.0)  # one finished job: the median run time is 1000 s
+    est = DurationEstimate(p10=estimate, p50=estimate, p90=estimate) if estimate is not None else None
+    j = job("m", 0.0, 2, 9999.0, 4.0)
+    js = JobState(job=j, idx=0, annotation=Annotation(job_id="m", predicted_duration=est), work_done=done)
+    assert NetworkMigration(timers).remaining_work(js) == pytest.approx(expected)
