@@ -1,4 +1,4 @@
-"""Network-sensitive delay scheduling over locality levels, with network-sensitive preemption.
+"""Network-sensitive delay scheduling over locality levels, with network-sensitive preemption and migration.
 
 Levels (best first), from the helpers in `placements`:
 
@@ -61,9 +61,9 @@ asks for (L2 fails), so no bigger job could be placed either: `monotone` is True
 by a timer returns `Wait`, never None.
 
 **Preemption** (`NetworkPreemption`, registered `network`): a sensitive job (s >= `sensitive_from`)
-whose locality wait has run at least its node timer, and that would be spread (L1/L2) or cannot be
-placed at all now, may stop
-running jobs that are lower priority in the queue order (a larger order key) and insensitive
+whose locality wait has run at least its node timer, and that would be spread (L1/L2), is told to
+wait for the next level, or cannot be placed at all now, may stop running jobs that are lower
+priority in the queue order (a larger order key) and insensitive
 (s < `victim_below`) to free a consolidated (L0) slot; victims lose `ReplayConfig.restart_cost_s` of
 progress and requeue. A job is never preempted within `min_interval_s` of its last preemption nor
 before it has run `min_interval_s` since its last start (no thrashing). Among the nodes where this
