@@ -23,7 +23,7 @@ import typer
 
 from schedmate.annotators import ANNOTATORS, Annotator
 from schedmate.cluster import parse_cluster
-from schedmate.policies import SCHEDULERS, build_scheduler
+from schedmate.policies import SCHEDULERS, build_scheduler, policy_options
 from schedmate.policies.base import PLACEMENTS, Scheduler
 from schedmate.records import ClusterSpec, Job, NetworkSpec
 from schedmate.sim.engine import ReplayConfig, Simulator
@@ -80,6 +80,7 @@ def replay(
     semantic: Path | bool | None = None,
     adapter: Any = "auto",
     monitor_interval_s: float | None = None,
+    policy_options: dict[str, object] | None = None,
 ) -> ReplayResult:
     """Replay `trace` (a spec for `load_trace` or a list of jobs) and return metrics.
 
@@ -88,7 +89,8 @@ def replay(
     directory). The `schedmate` annotator needs it and turns it on by itself; jobs' logs are written
     (and read) every `monitor_interval_s` (default: the annotator's own). `adapter`: what acts on
     failure signals (default: `adapters.simulated.FailureSignalAdapter` when the annotator follows
-    running jobs; None: nothing)."""
+    running jobs; None: nothing). `policy_options`: keyword arguments for `build_scheduler` (see
+    `schedmate.policies.policy_options`)."""
     if isinstance(trace, str):
         from schedmate.traces import load_trace
 
@@ -100,7 +102,7 @@ def replay(
     if workloads:
         jobs = assign_workloads(jobs, seed)
     jobs, dropped = fit_to_cluster(jobs, spec)
-    sched = scheduler or build_scheduler(policy, placement)
+    sched = scheduler or build_scheduler(policy, placement, **(policy_options or {}))
     ann = ANNOTATORS.create(annotator) if isinstance(annotator, str) else annotator
     label = getattr(ann, "name", str(annotator))
     if semantic is None and label == "schedmate":
@@ -189,13 +191,18 @@ def _replay_command(
         help="Semantic augmentation: give jobs code and simulator-written logs under DIR "
              "(automatic for --annotator schedmate).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (stable contract).")] = False,
+    option: Annotated[list[str] | None, typer.Option(
+        "--option", "-o",
+        help="Policy option KEY=VALUE, repeatable. delay / delay-tuned: any DelayConfig field "
+             "(node_factor, rack_factor, age_cap_s, load_aware, network_aware, ...), preemption=true|false, "
+             "migration=true|false, order=NAME.")] = None,
 ) -> None:
     try:
         result = replay(
             trace, policy=policy, placement=placement, annotator=annotator, cluster=cluster, network=network,
             seed=seed, fmt=fmt, on_error=on_error, limit=limit,
             config=ReplayConfig(seed=seed, restart_cost_s=restart_cost), out=out, progress=not as_json,
-            semantic=semantic,
+            semantic=semantic, policy_options=policy_options(policy, option or []),
         )
     except (ValueError, FileNotFoundError) as e:
         typer.echo(f"error: {e}", err=True)

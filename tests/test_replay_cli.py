@@ -49,7 +49,7 @@ def test_replay_writes_each_jobs_last_annotation_in_the_format_schedmate_adapt_r
 def test_replay_help_documents_every_option():
     p = schedmate("replay", "--help")
     for option in ("--trace", "--format", "--policy", "--placement", "--annotator", "--cluster", "--network",
-                   "--seed", "--out", "--json", "--on-error"):
+                   "--seed", "--out", "--json", "--on-error", "--option"):
         assert option in p.stdout
 
 
@@ -58,6 +58,10 @@ def test_replay_help_documents_every_option():
     (["--cluster", "12"], "multiple of 8"),
     (["--network", "fast"], "unknown network spec"),
     (["--trace", "/nonexistent/trace.csv"], "error:"),
+    (["--policy", "delay", "--option", "bogus=1"], "unknown option 'bogus'"),
+    (["--policy", "fifo", "--option", "node_factor=1"], "takes no options"),
+    (["--policy", "delay", "--option", "load_aware=maybe"], "expected true or false"),
+    (["--policy", "delay", "--option", "node_factor"], "expected KEY=VALUE"),
 ])
 def test_bad_arguments_get_a_clear_error_and_exit_code_2(args, message):
     p = schedmate("replay", *args, "--json")
@@ -83,3 +87,16 @@ def test_cluster_specs_parse_to_the_documented_shapes():
 def test_the_real_philly_machine_list_is_a_cluster_spec():
     c = parse_cluster("philly")
     assert len(c.nodes) == 552 and c.total_gpus == 321 * 2 + 231 * 8
+
+
+def test_policy_options_reach_the_delay_scheduler():
+    # On the default trace the default delay moves a spread job back onto a freed node;
+    # `migration=false` turns that off (the other option only has to parse).
+    base = ["replay", "--trace", "default", "--cluster", "64", "--network", "congested", "--policy", "delay",
+            "--json"]
+    on = json.loads(schedmate(*base).stdout)
+    off = schedmate(*base, "--option", "migration=false", "-o", "age_cap_s=1e9")
+    assert off.returncode == 0, off.stderr
+    off = json.loads(off.stdout)
+    assert off["migrations"] == 0
+    assert on["migrations"] > 0

@@ -7,6 +7,6 @@ from schedmate.policies.base import ORDERS, PLACEMENTS, PREEMPTIONS, Decision, Q
 
 __all__ = ["ORDERS", "PLACEMENTS", "PREEMPTIONS", "Decision", "QueueOrder", "Wait"]
 
-from schedmate.policies.schedulers import SCHEDULERS, build_scheduler
+from schedmate.policies.schedulers import SCHEDULERS, build_scheduler, policy_options
 
-__all__ += ["SCHEDULERS", "build_scheduler"]
+__all__ += ["SCHEDULERS", "build_scheduler", "policy_options"]

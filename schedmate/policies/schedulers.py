@@ -81,3 +81,52 @@ def _delay_factory(tuned: bool) -> Callable[..., Scheduler]:
 
 SCHEDULERS["delay"] = _delay_factory(False)
 SCHEDULERS["delay-tuned"] = _delay_factory(True)
+
+
+def policy_options(policy: str, pairs: list[str]) -> dict[str, object]:
+    """`KEY=VALUE` strings -> keyword arguments for `build_scheduler(policy, ...)`.
+
+    The delay schedulers take every `DelayConfig` field (e.g. `node_factor=4`, `age_cap_s=604800`,
+    `load_aware=false`), `preemption` / `migration` (true|false) and `order` (a queue order's name);
+    the other schedulers take none. Raises ValueError naming the keys that are allowed."""
+    if not pairs:
+        return {}
+    import dataclasses
+
+    if policy not in ("delay", "delay-tuned"):
+        raise ValueError(f"policy {policy!r} takes no options (only delay and delay-tuned do)")
+    fields = {f.name: f for f in dataclasses.fields(_delay.DelayConfig)}
+    config: dict[str, object] = {}
+    out: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key, raw = key.strip(), raw.strip()
+        if not sep or not key:
+            raise ValueError(f"option {pair!r}: expected KEY=VALUE")
+        if key in ("preemption", "migration"):
+            out[key] = _parse_bool(key, raw)
+        elif key == "order":
+            if raw not in ORDERS:
+                raise ValueError(f"option order={raw!r}: expected one of {', '.join(sorted(ORDERS))}")
+            out[key] = raw
+        elif key in fields:
+            kind = fields[key].type
+            try:
+                config[key] = _parse_bool(key, raw) if kind in (bool, "bool") else float(raw)
+            except ValueError as e:
+                raise ValueError(f"option {pair!r}: {e}") from None
+        else:
+            allowed = sorted([*fields, "preemption", "migration", "order"])
+            raise ValueError(f"unknown option {key!r} for {policy}: expected one of {', '.join(allowed)}")
+    if config:
+        out["config"] = _delay.DelayConfig(**config)  # type: ignore[arg-type]
+    return out
+
+
+def _parse_bool(key: str, raw: str) -> bool:
+    low = raw.lower()
+    if low in ("true", "1", "yes", "on"):
+        return True
+    if low in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"{key}={raw!r}: expected true or false")
