@@ -34,7 +34,7 @@ def _greedy(gpus: int, nodes: list[int], free: list[int]) -> Placement | None:
         f = free[n]
         if f <= 0:
             continue
-        take = f if f < need else need
+        take = f if f < need else need  # noqa: FURB136 - hot path, faster than min()
         out.append((n, take))
         need -= take
         if need == 0:

@@ -14,7 +14,8 @@ Every `period_s` of simulated time (the `Scheduler.on_tick` hook) the tuner
    sensitivity, else from the default sensitivity). Truth fields of the trace are never read.
 2. **searches** the per-class timers (`DelayTimers.per_class`: the W_node and W_rack factors, as
    multiples in `multipliers` of the configured default factors; W_rack keeps its ratio to W_node)
-   over the sensitivity classes present in the snapshot (`low` never waits, so it is not tuned),
+   over the sensitivity classes present in the snapshot (`low` never waits, so it is not tuned;
+   `unknown` only with `tune_unknown`, since its forward runs would simulate a guess),
    classes in a fixed order. It evaluates the default and the previous choice (the incumbent) and
    starts from the better; `search="local"` then tries, per class, both grid neighbours of the
    current multiplier and moves on in a direction while it keeps improving (a few runs per tune);
@@ -92,6 +93,11 @@ class TunerConfig:
     max_backoff: int = 8
     """After a tune that kept the previous choice, the next waits twice as many periods as the last,
     up to this many (1: every period)."""
+    tune_unknown: bool = False
+    """Also tune the `unknown` class (no sensitivity from the annotator). Off by default: its forward
+    runs would simulate every such job with the assumed default sensitivity, and tuning to that guess
+    made philly's average JCT 9-10 % worse than the fixed timers over whole replays (`bench_tuner
+    --budget none`, annotator `none`)."""
     event_budget: float | None = 0.05
     """Forward runs may use at most this multiple of the replay's own events so far (None: no limit).
     A forward event costs about what a replay event does, so this bounds the tuner's share of the
@@ -254,7 +260,8 @@ def snapshot(sim: Simulator, now: float, timers: DelayTimers, cfg: TunerConfig) 
         d = predicted_duration(js)
         add(f"next:{js.job.id}", js.job.submit_time - start, js, fallback if d is None else d)
         classes.add(timers.klass(js))
-    tuned = [c for c in CLASSES if c in classes and c != "low"]
+    skip = {"low"} if cfg.tune_unknown else {"low", "unknown"}
+    tuned = [c for c in CLASSES if c in classes and c not in skip]
     return Snapshot(jobs=jobs, annotations=anns, pins=pins, credit=credit, clock=clock, classes=tuned)
 
 
@@ -412,7 +419,8 @@ class DelayTuner:
         jobs whose locality wait has not started (they wait for GPUs, not for a timer)."""
         t = self.timers
         origin = t.origin(js)
-        if origin is None or t.klass(js) == "low":
+        klass = t.klass(js)
+        if origin is None or klass == "low" or (klass == "unknown" and not self.config.tune_unknown):
             return -math.inf
         return origin + t.timers(js)[1]
 

@@ -149,13 +149,12 @@ class Simulator:
                         self.update_annotation(js, update, t)
                     if js.status is Status.running and version == js.extra.get("_run"):
                         self.push(t + self.annotator.monitor_delay(js, t - js.last_start), MONITOR, idx, version)
-            elif kind == TICK:
+            elif kind == TICK and self.ended < total and heap:
                 # With nothing else left to happen (`heap` empty) the ticks stop too.
-                if self.ended < total and heap:
-                    if sched.on_tick is not None:
-                        sched.on_tick(self, t)
-                    self._dirty = True
-                    self.push(t + (sched.tick_s or 0.0), TICK)
+                if sched.on_tick is not None:
+                    sched.on_tick(self, t)
+                self._dirty = True
+                self.push(t + (sched.tick_s or 0.0), TICK)
             if self._dirty and (not heap or heap[0][0] > t):
                 self._dirty = False
                 self._schedule(t)

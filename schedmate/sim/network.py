@@ -105,6 +105,6 @@ class NetworkModel:
         congestion = 1.0
         for link, _ in self._links.get(js.idx, ()):
             ratio = self.load[link] / self.capacity[link]
-            if ratio > congestion:
+            if ratio > congestion:  # noqa: PLR1730 - hot path, faster than max()
                 congestion = ratio
         return min(1.0, (1.0 + self.baseline_comm(js)) / (1.0 + c * congestion))

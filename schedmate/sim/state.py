@@ -135,7 +135,7 @@ class ClusterState:
         for f in range(len(counts) - 1, 0, -1):
             c = counts[f]
             if c:
-                take = c if c < k else k
+                take = c if c < k else k  # noqa: FURB136 - hot path, faster than min()
                 total += take * f
                 k -= take
                 if k == 0:

@@ -50,7 +50,8 @@ def simulator(policy: str, annotator: str, seed: int = 0, tuner: TunerConfig | N
 def test_the_tuners_choice_is_never_worse_on_its_own_objective_than_the_fixed_default_on_its_window(
     search, objective, annotator, at
 ):
-    cfg = TunerConfig(objective=objective, horizon_s=6 * 3600.0, search=search, event_budget=None)
+    cfg = TunerConfig(objective=objective, horizon_s=6 * 3600.0, search=search, event_budget=None,
+                      tune_unknown=True)
     sim = simulator("delay-tuned", annotator, tuner=cfg)
     sim.run(until=at)  # stop mid-replay, with jobs waiting
     assert sim.waiting, "the window must have waiting jobs to tune on"
@@ -176,3 +177,15 @@ def test_forward_runs_stay_within_the_event_budget_up_to_one_run_and_a_zero_budg
     if budget == 0.0:
         assert tuner.forward_runs == 0 and not [e for e in sim.log if e.get("event") == "delay_tuner"]
     assert tuner.forward_events <= unlimited.scheduler.on_tick.forward_events
+
+
+def test_without_known_sensitivities_the_tuner_keeps_the_fixed_timers_unless_told_to_tune_them():
+    # annotator `none`: every job is class `unknown`; its forward runs would only simulate a guess.
+    for tune_unknown, expect_tunes in ((False, False), (True, True)):
+        cfg = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=None, tune_unknown=tune_unknown)
+        sim = simulator("delay-tuned", "none", tuner=cfg, gap_s=300.0).run()
+        tuner = sim.scheduler.on_tick
+        assert (tuner.forward_runs > 0) is expect_tunes
+        assert bool([e for e in sim.log if e.get("event") == "delay_tuner"]) is expect_tunes
+        if not expect_tunes:
+            assert sim.scheduler.placement.timers.per_class == {}
