@@ -233,6 +233,39 @@ SWEEP_LOADS_4GPU_C8 = (0.9, 1.2, 1.5, 2.0)
 SWEEP_LOADS_TESTBED = (1.2, 1.5, 2.0)
 
 
+def sweep_plots(sweep: pd.DataFrame, out: Path) -> list[Path]:
+    """Per (workload, network): average JCT and makespan against offered load, one line per policy and
+    annotator (`sweep_<workload>_<network>.png`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for (wname, net), g in sweep.groupby(["workload", "network"]):
+        if g["offered_load"].nunique() < 2:
+            continue
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+        for (pol, ann), line in g.groupby(["policy", "annotator"]):
+            if pol != "delay" and ann == "oracle":
+                continue  # the baselines read no annotation: one line each
+            line = line.sort_values("offered_load")
+            label = f"{pol} ({ann})" if pol == "delay" else pol
+            style = "-o" if pol == "delay" else "--."
+            axes[0].plot(line["offered_load"], line["avg_jct_h"], style, label=label)
+            axes[1].plot(line["offered_load"], line["makespan_h"], style, label=label)
+        axes[0].set(xlabel="offered load", ylabel="average JCT (h)", yscale="log")
+        axes[1].set(xlabel="offered load", ylabel="makespan (h)")
+        axes[0].legend(fontsize=7)
+        fig.suptitle(f"{wname} / {net}: load sweep")
+        fig.tight_layout()
+        path = out / f"sweep_{wname}_{net.replace(':', '')}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
 def load_sweep(out: Path) -> pd.DataFrame:
     """Philly-derived workload at several load levels (arrivals compressed more) and the distributed
     workload at several offered loads on both node sizes, congested:4; and distributed-4gpu under
@@ -277,7 +310,7 @@ def main(
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     if sweep and not quick:
-        load_sweep(out)
+        sweep_plots(load_sweep(out), out)
     df, logs, sizes = run_all(quick, out)
     df.to_csv(out / "raw.csv", index=False)
     sizes.to_csv(out / "queue_by_size.csv", index=False)
