@@ -233,6 +233,37 @@ SWEEP_LOADS_4GPU_C8 = (0.9, 1.2, 1.5, 2.0)
 SWEEP_LOADS_TESTBED = (1.2, 1.5, 2.0)
 
 
+SEMANTIC_CASES = (("testbed64", "congested:4"), ("testbed64", "congested:8"),
+                  ("distributed-4gpu", "congested:4"), ("distributed-4gpu", "congested:8"))
+
+
+def semantic_rows(out: Path) -> pd.DataFrame:
+    """`delay` driven by the `schedmate` annotator (its static code analysis and log monitor, no LLM:
+    sensitivity and duration predicted from each job's code and logs, written by the semantic
+    augmentation) next to `none` and `oracle` (`semantic.csv`)."""
+    import tempfile
+
+    from schedmate.annotators.semantic import SemanticAnnotator
+
+    wl = workloads(False)
+    rows = []
+    for wname, net in SEMANTIC_CASES:
+        jobs, cluster = wl[wname]
+        for ann in ("none", "schedmate", "oracle"):
+            annotator = SemanticAnnotator(use_llm=False) if ann == "schedmate" else ann
+            with tempfile.TemporaryDirectory() as material:
+                s = replay(jobs, scheduler=scheduler("delay"), annotator=annotator, cluster=cluster, network=net,
+                           seed=0, semantic=Path(material) if ann == "schedmate" else None).summary
+            rows.append({"workload": wname, "network": net, "annotator": ann, "policy": "delay",
+                         "makespan_h": s.makespan_s / 3600, "avg_jct_h": s.avg_jct_s / 3600,
+                         "p99_jct_h": s.p99_jct_s / 3600, "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600,
+                         "migrations": s.migrations, "preemptions": s.preemptions})
+            typer.echo(f"semantic {wname} {net} {ann}: avg JCT {rows[-1]['avg_jct_h']:.2f} h")
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "semantic.csv", index=False)
+    return df
+
+
 def sweep_plots(sweep: pd.DataFrame, out: Path) -> list[Path]:
     """Per (workload, network): average JCT and makespan against offered load, one line per policy and
     annotator (`sweep_<workload>_<network>.png`)."""
@@ -304,13 +335,18 @@ def load_sweep(out: Path) -> pd.DataFrame:
 def main(
     out: Annotated[Path, typer.Option(help="Output directory.")] = Path("eval/delay/results"),
     quick: Annotated[bool, typer.Option(help="Small workloads (smoke run).")] = False,
-    sweep: Annotated[bool, typer.Option(help="Also run the Philly load sweep (load_sweep.csv).")] = True,
+    sweep: Annotated[bool, typer.Option(help="Also run the load sweep (load_sweep.csv, sweep_*.png).")] = True,
+    semantic: Annotated[bool, typer.Option(
+        help="Also run delay with the schedmate annotator on testbed64 and distributed-4gpu (semantic.csv; "
+             "about 2 minutes).")] = True,
 ) -> None:
     """Run the delay-scheduling comparison and write results.csv, results.md, plots and tuner_log.csv."""
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     if sweep and not quick:
         sweep_plots(load_sweep(out), out)
+    if semantic and not quick:
+        semantic_rows(out)
     df, logs, sizes = run_all(quick, out)
     df.to_csv(out / "raw.csv", index=False)
     sizes.to_csv(out / "queue_by_size.csv", index=False)
