@@ -37,6 +37,7 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+from eval.plotting import save_figure
 from schedmate.policies import build_scheduler
 from schedmate.policies.base import Scheduler
 from schedmate.policies.tuner import TunerConfig
@@ -198,12 +199,9 @@ def plots(df: pd.DataFrame, out: Path) -> list[Path]:
             ax.set_title(label)
             ax.set_yscale("symlog" if m == "comm_overhead_gpu_h" else "log")
         axes[0].legend(fontsize=7)
-        fig.suptitle(f"{wname} / annotator {ann} / {g.cluster.iloc[0]} / order fifo-nb (consolidate-fifo: fifo)")
-        fig.tight_layout()
-        p = out / f"{wname}_{ann}.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        written.append(p)
+        written.append(save_figure(
+            fig, f"{wname} / annotator {ann} / {g.cluster.iloc[0]} / order fifo-nb (consolidate-fifo: fifo)",
+            out / f"{wname}_{ann}.png"))
     return written
 
 
@@ -288,12 +286,8 @@ def sweep_plots(sweep: pd.DataFrame, out: Path) -> list[Path]:
         axes[0].set(xlabel="offered load", ylabel="average JCT (h)", yscale="log")
         axes[1].set(xlabel="offered load", ylabel="makespan (h)")
         axes[0].legend(fontsize=7)
-        fig.suptitle(f"{wname} / {net}: load sweep")
-        fig.tight_layout()
-        path = out / f"sweep_{wname}_{net.replace(':', '')}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(save_figure(fig, f"{wname} / {net}: load sweep",
+                                   out / f"sweep_{wname}_{net.replace(':', '')}.png"))
     return written
 
 

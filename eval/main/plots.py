@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from eval.plotting import save_figure
+
 METRICS = (
     ("avg_jct_h", "average JCT (h)"),
     ("p99_jct_h", "p99 JCT (h)"),
@@ -58,12 +60,8 @@ def plot_table(results: Path, out: Path | None = None) -> list[Path]:
             if col != "failed_gpu_h" and (part[col] > 0).all():
                 ax.set_yscale("log")
         axes[0].legend(fontsize=7, ncol=2)
-        fig.suptitle(f"{trace}: what each annotator is worth to each policy", fontsize=10)
-        fig.tight_layout()
-        path = out / f"main_{trace}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        written.append(save_figure(fig, f"{trace}: what each annotator is worth to each policy",
+                                   out / f"main_{trace}.png", fontsize=10))
     return written
 
 
@@ -91,11 +89,8 @@ def plot_accuracy(directory: Path) -> list[Path]:
         ax.set_ylabel("share of jobs")
         ax.set_title(trace, fontsize=9)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = directory / "accuracy_cdf.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [save_figure(fig, "predicted / actual run time, by when the prediction was made",
+                        directory / "accuracy_cdf.png", fontsize=10)]
 
 
 def main() -> None:
