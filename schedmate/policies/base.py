@@ -88,6 +88,15 @@ class PlacementPolicy(ABC):
         """A running job stopped (finished, preempted, moved or ended by a signal); `js.placement` is
         still the one it ran on."""
 
+    def begin_relaxed_pass(self) -> bool:
+        """Called after every scheduling pass: True asks the engine for a second pass over the queue
+        now, bracketed by `end_relaxed_pass` (e.g. for placements a policy makes only on the GPUs that
+        the jobs it could place at their preferred level left). Default: no second pass."""
+        return False
+
+    def end_relaxed_pass(self) -> None:
+        """The second pass asked for by `begin_relaxed_pass` is over."""
+
     def note_finished(self, js: JobState, now: float) -> None:
         """A job ended (finished, or was ended by a signal): what any scheduler observes of it, e.g. its
         run time, for defaults learned from history."""
@@ -161,7 +170,9 @@ class Scheduler:
     bf_max_job_test bounds its backfill scan)."""
     tick_s: float | None = None
     """Period of `on_tick` calls, for policies that need one (e.g. an auto-tuner)."""
-    on_tick: Callable[[Simulator, float], None] | None = None
+    on_tick: Callable[[Simulator, float], bool | None] | None = None
+    """Called every `tick_s`; returns whether it changed anything the policies decide on (then a
+    scheduling pass follows at once; None counts as a change)."""
     name: str = ""
 
     def describe(self) -> str:

@@ -39,7 +39,10 @@ A forward event costs about what a replay event does (building the forward `Simu
 percent of a run), so the budget, not a faster run, is what bounds the tuner's share of the wall
 time: on a small replay (about 2,000 events) even one tune of 100-200-event runs does not fit, and
 the timers stay at the default.
-`wall_s` (perf counter, the whole tick hook) is only reported.
+`wall_s` (perf counter, the whole tick hook) is only reported. A tick that leaves the timers as they
+were asks for no scheduling pass, so `delay-tuned` replays exactly as `delay` until the tuner changes a
+timer (ticks alone would otherwise let time-based conditions, such as the minimum intervals of
+migration and preemption, fire at tick times).
 """
 
 from __future__ import annotations
@@ -186,6 +189,12 @@ class _Pinned(PlacementPolicy):
     def note_unplaced(self, js: JobState, cluster: ClusterState, now: float) -> None:
         self.inner.note_unplaced(js, cluster, now)
 
+    def begin_relaxed_pass(self) -> bool:
+        return self.inner.begin_relaxed_pass()
+
+    def end_relaxed_pass(self) -> None:
+        self.inner.end_relaxed_pass()
+
     def note_finished(self, js: JobState, now: float) -> None:
         self.inner.note_finished(js, now)
 
@@ -302,8 +311,8 @@ class _Forward:
 
         cfg, snap, main = self.cfg, self.snap, self.sim.scheduler
         rec = _Recording(timers)
-        pre = NetworkPreemption(rec, self.pre_cfg) if self.pre_cfg is not None else None
         inner = DelayPlacement(timers=rec)
+        pre = NetworkPreemption(rec, self.pre_cfg, inner) if self.pre_cfg is not None else None
         mig = NetworkMigration(rec, self.mig_cfg, inner) if self.mig_cfg is not None else None
         # a fresh copy of the order per run: an order's state need not be fully cleared by its reset
         sched = Scheduler(order=_PinnedFirst(copy.deepcopy(main.order)),
@@ -372,29 +381,32 @@ class DelayTuner:
     _need: float = 0.0
     """Events of the last default forward run, and per snapshot job: the budget's cost estimates."""
 
-    def __call__(self, sim: Simulator, now: float) -> None:
+    def __call__(self, sim: Simulator, now: float) -> bool:
+        """One tick; True when the timers changed (the engine then runs a scheduling pass)."""
         self.ticks += 1
         if self._skip > 0:  # backing off after tunes that kept their choice
             self._skip -= 1
-            return
+            return False
         t0 = time.perf_counter()
         try:
             # a tune needs at least the default and one candidate: first at the last run's size (or the
             # last refused snapshot's, so a refusal does not repeat the snapshot every tick), then at
             # this snapshot's size
             if not self._affordable(sim, max(2 * self._run_events, self._need)):
-                return
+                return False
             held = self._held(sim, now)
             # none held, or the same held jobs as at the last tune: nothing (new) to tune on
             if not held or held == self._last_held:
-                return
+                return False
             snap = snapshot(sim, now, self.timers, self.config)
             self._need = 2 * self._per_job * len(snap.jobs)
             if snap.classes and not self._affordable(sim, self._need):
-                return
+                return False
             self._need = 0.0
             self._last_held = held
+            before = self.timers.scales_by_class()
             self.tune(sim, now, snap)
+            return self.timers.scales_by_class() != before
         finally:
             self.wall_s += time.perf_counter() - t0
 

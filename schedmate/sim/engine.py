@@ -2,10 +2,11 @@
 
 Events sit on a heap keyed by (time, sequence): same-time events run in the order they were
 created, so a replay is deterministic for a seed. All events at one instant are applied, then one
-scheduling pass runs (and, when the scheduler moves running jobs, another pass over the GPUs the moves
-left). A job's finish time follows from its remaining work and its speed; when a
-start or stop changes the speed of jobs that share links with it, their finish events are
-re-issued (stale ones are dropped by a version check).
+scheduling pass runs (then a second one when the placement asks for it, `begin_relaxed_pass`; and,
+when the scheduler moves running jobs, another round over the GPUs the moves left). A job's finish
+time follows from its remaining work and its speed; when a start or stop changes the speed of jobs
+that share links with it, their finish events are re-issued (stale ones are dropped by a version
+check).
 """
 
 from __future__ import annotations
@@ -151,9 +152,10 @@ class Simulator:
                         self.push(t + self.annotator.monitor_delay(js, t - js.last_start), MONITOR, idx, version)
             elif kind == TICK and self.ended < total and heap:
                 # With nothing else left to happen (`heap` empty) the ticks stop too.
-                if sched.on_tick is not None:
-                    sched.on_tick(self, t)
-                self._dirty = True
+                # a pass only when the hook changed something (e.g. retuned timers): ticks alone must
+                # not make decisions happen at other times than without them
+                if sched.on_tick is not None and sched.on_tick(self, t) is not False:
+                    self._dirty = True
                 self.push(t + (sched.tick_s or 0.0), TICK)
             if self._dirty and (not heap or heap[0][0] > t):
                 self._dirty = False
@@ -362,6 +364,7 @@ class Simulator:
     # ------------------------------------------------------------------ the scheduling pass
     def _schedule(self, t: float) -> None:
         self._pass(t)
+        self._relaxed_pass(t)
         migration = self.scheduler.migration
         if migration is None:
             return
@@ -374,6 +377,17 @@ class Simulator:
             for js, where in moves:
                 self.migrate(js, where, t)
             self._pass(t)
+            self._relaxed_pass(t)
+
+    def _relaxed_pass(self, t: float) -> None:
+        """A second pass for placements the policy makes only on GPUs the first pass left (see
+        `PlacementPolicy.begin_relaxed_pass`)."""
+        placement = self.scheduler.placement
+        if placement.begin_relaxed_pass():
+            try:
+                self._pass(t)
+            finally:
+                placement.end_relaxed_pass()
 
     def _pass(self, t: float) -> None:
         self.passes += 1

@@ -153,6 +153,65 @@ def test_a_job_that_waited_the_age_cap_reserves_gpus_and_starts(age_cap, starts_
     assert all(js.status is Status.done for js in sim.jobs)
 
 
+def claim_case(guard_victims: int, min_interval: float, preemption: bool = True) -> Simulator:
+    """3 x 4 GPUs in one rack. `a` (higher priority than `big`) holds node 0; `w` holds node 1 until 100.
+    The 8-GPU `big` arrives at 1 and cannot fit; v1, v2 (2 GPUs each, after `big`) take node 2 at
+    once, v3, v4 take node 1 at 100 (non-blocking FIFO: `big` still cannot fit). Every job but `big`
+    runs forever. `big` passes the 1000 s age cap; arrivals at 1200 and 1300 make scheduling passes."""
+    jobs = [job("a", 0.0, 4, BIG), job("w", 0.0, 4, 100.0), job("big", 1.0, 8, 500.0),
+            *[job(f"v{i}", 1.0 + i, 2, BIG) for i in range(1, 5)],
+            job("t1", 1200.0, 1, 50.0), job("t2", 1300.0, 1, 50.0)]
+    cfg = DelayConfig(load_aware=False, age_cap_s=1000.0)
+    pre = NetworkPreemptionConfig(min_interval_s=min_interval, guard_victims=guard_victims) if preemption else False
+    return run(jobs, cluster(3, 4, per_rack=3), cfg, preemption=pre)
+
+
+@pytest.mark.parametrize(
+    "guard_victims, min_interval, preemption, big_start",
+    [
+        (8, 300.0, True, 1200.0),  # aged: claims nodes 1 and 2 (four lower-priority victims) at once
+        (8, 1150.0, True, 1300.0),  # at 1200 v3/v4 have run only 1100 s: claimed at the next pass
+        (3, 300.0, True, None),  # four victims needed, three allowed: it waits for its nodes to drain
+        (8, 300.0, False, None),  # no preemption: the reservation only drains
+    ],
+)
+def test_the_starvation_guards_holder_claims_its_nodes_by_preempting_lower_priority_jobs(
+    guard_victims, min_interval, preemption, big_start
+):
+    sim = claim_case(guard_victims, min_interval, preemption)
+    big = state(sim, "big")
+    assert state(sim, "a").preemptions == 0  # higher priority than the holder: never a victim
+    victims = [state(sim, f"v{i}") for i in range(1, 5)]
+    if big_start is None:
+        assert big.first_start >= BIG  # it starts only when `a` ends and frees a node
+        assert all(v.preemptions == 0 or v.last_preempted >= BIG for v in victims)
+    else:
+        assert big.first_start == pytest.approx(big_start)
+        assert big.max_nodes == 2 and big.max_racks == 1  # its consolidated placement: nodes 1 and 2
+        assert all(v.preemptions == 1 for v in victims)
+        assert sim.scheduler.preemption.claims == 1
+    assert all(js.status is Status.done for js in sim.jobs)
+
+
+@pytest.mark.parametrize("locality_first", [True, False])
+def test_a_relaxed_placement_takes_only_the_gpus_left_after_the_consolidated_ones(locality_first):
+    # 4 x 4 GPUs in separate racks, long blockers leave 0, 0, 1, 1 GPUs free; at 500 two GPUs free on
+    # node 0 and one on node 1. Both jobs wait then: the insensitive 3-GPU x (no timer: it would go
+    # anywhere) is ahead of the sensitive 2-GPU y, and only y can start consolidated (node 0).
+    blockers = [job("a0", 0.0, 2, BIG), job("a1", 0.0, 3, BIG), job("a2", 0.0, 3, BIG), job("a3", 0.0, 3, BIG),
+                job("b0", 0.0, 2, 500.0), job("f", 0.0, 1, 500.0)]
+    jobs = [*blockers, job("x", 100.0, 3, 1000.0), job("y", 150.0, 2, 1000.0, 4.0)]
+    sim = run(jobs, cluster(4, 4, per_rack=1), DelayConfig(load_aware=False, locality_first=locality_first))
+    x, y = state(sim, "x"), state(sim, "y")
+    assert x.first_start == 500.0  # x starts as soon as GPUs free either way...
+    if locality_first:
+        assert y.first_start == 500.0 and y.max_nodes == 1  # ...y keeps its consolidated slot
+        assert x.max_nodes == 3  # and x spreads over the GPUs y left
+    else:
+        assert x.max_nodes == 2  # ...on the fewest nodes, node 0 among them
+        assert y.first_start == 1500.0 and y.max_nodes == 1  # y waits for x to end
+
+
 def test_the_delay_placement_is_monotone_unless_a_reservation_is_held():
     p = DelayPlacement()
     assert p.monotone is True

@@ -189,3 +189,15 @@ def test_without_known_sensitivities_the_tuner_keeps_the_fixed_timers_unless_tol
         assert bool([e for e in sim.log if e.get("event") == "delay_tuner"]) is expect_tunes
         if not expect_tunes:
             assert sim.scheduler.placement.timers.per_class == {}
+
+
+@pytest.mark.parametrize("annotator", ["oracle", "none"])
+def test_a_tuner_that_changes_nothing_leaves_the_replay_exactly_as_the_fixed_timers_make_it(annotator):
+    # A zero budget never tunes: its ticks must not add scheduling passes that move any decision.
+    fixed = simulator("delay", annotator, gap_s=300.0).run()
+    idle = simulator("delay-tuned", annotator, gap_s=300.0,
+                     tuner=TunerConfig(period_s=1800.0, event_budget=0.0)).run()
+    assert idle.scheduler.on_tick.ticks > 0
+    assert [(js.first_start, js.end_time, js.placement) for js in idle.jobs] == \
+        [(js.first_start, js.end_time, js.placement) for js in fixed.jobs]
+    assert idle.passes == fixed.passes
