@@ -194,8 +194,9 @@ def _replay_command(
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o",
         help="Policy option KEY=VALUE, repeatable. delay / delay-tuned: any DelayConfig field "
-             "(node_factor, rack_factor, age_cap_s, load_aware, network_aware, ...), preemption=true|false, "
-             "migration=true|false, order=NAME.")] = None,
+             "(node_factor, rack_factor, age_cap_s, load_aware, locality_first, network_aware, ...), "
+             "preemption=true|false, migration=true|false, preemption.FIELD / migration.FIELD of their "
+             "configs (e.g. preemption.guard_victims=0, migration.gain_factor=4), order=NAME.")] = None,
 ) -> None:
     try:
         result = replay(

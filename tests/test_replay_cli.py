@@ -62,6 +62,9 @@ def test_replay_help_documents_every_option():
     (["--policy", "fifo", "--option", "node_factor=1"], "takes no options"),
     (["--policy", "delay", "--option", "load_aware=maybe"], "expected true or false"),
     (["--policy", "delay", "--option", "node_factor"], "expected KEY=VALUE"),
+    (["--policy", "delay", "-o", "preemption.bogus=1"], "unknown option 'preemption.bogus'"),
+    (["--policy", "delay", "-o", "preemption=false", "-o", "preemption.guard_victims=2"], "turned off"),
+    (["--policy", "delay", "-o", "preemption.guard_victims=two"], "preemption.guard_victims=two"),
 ])
 def test_bad_arguments_get_a_clear_error_and_exit_code_2(args, message):
     p = schedmate("replay", *args, "--json")
@@ -100,3 +103,13 @@ def test_policy_options_reach_the_delay_scheduler():
     off = json.loads(off.stdout)
     assert off["migrations"] == 0
     assert on["migrations"] > 0
+
+
+def test_the_preemption_and_migration_configs_are_set_by_prefixed_options():
+    from schedmate.policies import build_scheduler, policy_options
+
+    opts = policy_options("delay", ["preemption.guard_victims=0", "migration.gain_factor=4", "locality_first=false"])
+    sched = build_scheduler("delay", **opts)
+    assert sched.preemption.config.guard_victims == 0 and sched.preemption.config.max_victims == 4
+    assert sched.migration.config.gain_factor == 4.0
+    assert sched.placement.timers.config.locality_first is False

@@ -87,16 +87,17 @@ def policy_options(policy: str, pairs: list[str]) -> dict[str, object]:
     """`KEY=VALUE` strings -> keyword arguments for `build_scheduler(policy, ...)`.
 
     The delay schedulers take every `DelayConfig` field (e.g. `node_factor=4`, `age_cap_s=604800`,
-    `load_aware=false`), `preemption` / `migration` (true|false) and `order` (a queue order's name);
-    the other schedulers take none. Raises ValueError naming the keys that are allowed."""
+    `load_aware=false`), `preemption` / `migration` (true|false), the fields of their configs as
+    `preemption.FIELD` / `migration.FIELD` (e.g. `preemption.guard_victims=0`,
+    `migration.gain_factor=4`) and `order` (a queue order's name); the other schedulers take none.
+    Raises ValueError naming the keys that are allowed."""
     if not pairs:
         return {}
-    import dataclasses
-
     if policy not in ("delay", "delay-tuned"):
         raise ValueError(f"policy {policy!r} takes no options (only delay and delay-tuned do)")
-    fields = {f.name: f for f in dataclasses.fields(_delay.DelayConfig)}
-    config: dict[str, object] = {}
+    sections: dict[str, type] = {"": _delay.DelayConfig, "preemption.": _delay.NetworkPreemptionConfig,
+                                 "migration.": _delay.NetworkMigrationConfig}
+    values: dict[str, dict[str, object]] = {prefix: {} for prefix in sections}
     out: dict[str, object] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -105,22 +106,42 @@ def policy_options(policy: str, pairs: list[str]) -> dict[str, object]:
             raise ValueError(f"option {pair!r}: expected KEY=VALUE")
         if key in ("preemption", "migration"):
             out[key] = _parse_bool(key, raw)
-        elif key == "order":
+            continue
+        if key == "order":
             if raw not in ORDERS:
                 raise ValueError(f"option order={raw!r}: expected one of {', '.join(sorted(ORDERS))}")
             out[key] = raw
-        elif key in fields:
-            kind = fields[key].type
-            try:
-                config[key] = _parse_bool(key, raw) if kind in (bool, "bool") else float(raw)
-            except ValueError as e:
-                raise ValueError(f"option {pair!r}: {e}") from None
-        else:
-            allowed = sorted([*fields, "preemption", "migration", "order"])
+            continue
+        prefix = next((p for p in sections if p and key.startswith(p)), "")
+        field = _config_fields(sections[prefix]).get(key.removeprefix(prefix))
+        if field is None:
+            allowed = sorted(["preemption", "migration", "order",
+                              *[p + f for p, cls in sections.items() for f in _config_fields(cls)]])
             raise ValueError(f"unknown option {key!r} for {policy}: expected one of {', '.join(allowed)}")
-    if config:
-        out["config"] = _delay.DelayConfig(**config)  # type: ignore[arg-type]
+        try:
+            if field.type in (bool, "bool"):
+                value: object = _parse_bool(key, raw)
+            elif field.type in (int, "int"):
+                value = int(raw)
+            else:
+                value = float(raw)
+        except ValueError as e:
+            raise ValueError(f"option {pair!r}: {e}") from None
+        values[prefix][field.name] = value
+    if values[""]:
+        out["config"] = _delay.DelayConfig(**values[""])  # type: ignore[arg-type]
+    for prefix, name in (("preemption.", "preemption"), ("migration.", "migration")):
+        if values[prefix]:
+            if out.get(name) is False:
+                raise ValueError(f"options {prefix}*: {name} is turned off by {name}=false")
+            out[name] = sections[prefix](**values[prefix])
     return out
+
+
+def _config_fields(cls: type) -> dict[str, object]:
+    import dataclasses
+
+    return {f.name: f for f in dataclasses.fields(cls)}
 
 
 def _parse_bool(key: str, raw: str) -> bool:
