@@ -101,9 +101,13 @@ def _static(jobs: list[Job]) -> list[Job]:
     return [j.model_copy(update={"submit_time": 0.0}) for j in jobs]
 
 
+def distributed(n: int, seed: int, gpus: int, load: float = 0.9) -> list[Job]:
+    """`synth:distributed:<n>:<seed>` at offered `load` on `gpus` GPUs."""
+    return load_trace(f"synth:distributed:{n}:{seed}", target_load=load, cluster_gpus=gpus).jobs
+
+
 def _dist(n: int, gpus: int) -> Callable[[int, bool], list[Job]]:
-    return lambda seed, quick: load_trace(f"synth:distributed:{n // 3 if quick else n}:{seed}", target_load=0.9,
-                                          cluster_gpus=gpus).jobs
+    return lambda seed, quick: distributed(n // 3 if quick else n, seed, gpus)
 
 
 WORKLOADS: tuple[Workload, ...] = (
@@ -180,30 +184,30 @@ def _row(keys: dict, res, sched: Scheduler) -> dict:
 def run_all(seeds: tuple[int, ...], quick: bool) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Every workload x seed x network x policy (x annotator for delay): (raw rows, tuner log, by size)."""
     rows, logs, sizes = [], [], []
-    cases = [(w, seed, net) for w in WORKLOADS for seed in seeds for net in NETWORKS]
-    made: dict[tuple[str, int], list[Job]] = {}
     with Progress(transient=True) as bar:
-        task = bar.add_task("delay experiment", total=len(cases))
-        for w, seed, net in cases:
-            jobs = made.get((w.name, seed))
-            if jobs is None:
-                made.clear()  # cases come workload by workload, seed by seed
-                jobs = made[(w.name, seed)] = w.make(seed, quick)
-            mk_floor, jct_floor = floors(jobs, w.gpus)
-            base = {"workload": w.name, "cluster": w.cluster, "seed": seed, "network": net,
-                    "offered_load": round(offered_load(jobs, w.gpus), 3), "makespan_floor_h": mk_floor / 3600,
-                    "jct_floor_h": jct_floor / 3600}
-            for pol in POLICIES:
-                for ann in (("none",) if pol in BASELINE_POLICIES else ANNOTATORS):
-                    sched = scheduler(pol)
-                    res = replay(jobs, scheduler=sched, annotator=ann, cluster=w.cluster, network=net, seed=seed)
-                    keys = {**base, "annotator": ann if pol not in BASELINE_POLICIES else "both", "policy": pol}
-                    rows.append(_row(keys, res, sched))
-                    sizes += by_size(res, {k: keys[k] for k in ("workload", "seed", "network", "annotator", "policy")})
-                    logs += [{"workload": w.name, "seed": seed, "network": net, "annotator": ann, **e}
-                             for e in res.sim.log if e.get("event") == "delay_tuner"]
-            bar.advance(task)
-            typer.echo(f"{w.name:17s} seed {seed} {net:12s} done")
+        task = bar.add_task("delay experiment", total=len(WORKLOADS) * len(seeds) * len(NETWORKS))
+        for w in WORKLOADS:
+            for seed in seeds:
+                jobs = w.make(seed, quick)
+                mk_floor, jct_floor = floors(jobs, w.gpus)
+                for net in NETWORKS:
+                    base = {"workload": w.name, "cluster": w.cluster, "seed": seed, "network": net,
+                            "offered_load": round(offered_load(jobs, w.gpus), 3),
+                            "makespan_floor_h": mk_floor / 3600, "jct_floor_h": jct_floor / 3600}
+                    for pol in POLICIES:
+                        for ann in (("none",) if pol in BASELINE_POLICIES else ANNOTATORS):
+                            sched = scheduler(pol)
+                            res = replay(jobs, scheduler=sched, annotator=ann, cluster=w.cluster, network=net,
+                                         seed=seed)
+                            keys = {**base, "annotator": ann if pol not in BASELINE_POLICIES else "both",
+                                    "policy": pol}
+                            rows.append(_row(keys, res, sched))
+                            sizes += by_size(res, {k: keys[k] for k in
+                                                   ("workload", "seed", "network", "annotator", "policy")})
+                            logs += [{"workload": w.name, "seed": seed, "network": net, "annotator": ann, **e}
+                                     for e in res.sim.log if e.get("event") == "delay_tuner"]
+                    bar.advance(task)
+                    typer.echo(f"{w.name:17s} seed {seed} {net:12s} done")
     return pd.DataFrame(rows), pd.DataFrame(logs), pd.DataFrame(sizes)
 
 
@@ -214,21 +218,30 @@ def _expand_both(df: pd.DataFrame) -> pd.DataFrame:
                      ignore_index=True)
 
 
+def vs_baselines(df: pd.DataFrame, keys: list[str], metrics: list[str],
+                 floors: tuple[tuple[str, str], ...] = ()) -> pd.DataFrame:
+    """`df` with, for each consolidation baseline (`BASELINES`, its rows in `df` matched on `keys`), the
+    change of every metric `<m>_h` as `<m>_vs_<tag>_pct`, and of every (floor column, metric) pair in
+    `floors` as `<floor>_vs_<tag>_pct` (the most any scheduler could cut from the baseline), in %."""
+    out = df
+    for base_policy, tag in BASELINES:
+        base = df[df.policy == base_policy][keys + metrics].rename(columns={m: f"{m}_base" for m in metrics})
+        out = out.merge(base, on=keys)
+        for m in metrics:
+            out[f"{m[:-2]}_vs_{tag}_pct"] = 100 * (out[m] / out[f"{m}_base"] - 1)
+        for floor, m in floors:
+            out[f"{floor[:-2]}_vs_{tag}_pct"] = 100 * (out[floor] / out[f"{m}_base"] - 1)
+        out = out.drop(columns=[f"{m}_base" for m in metrics])
+    return out
+
+
 def relative(raw: pd.DataFrame) -> pd.DataFrame:
     """Per seed: each row's change vs each consolidation baseline (makespan, average and p99 JCT) and its
     comm. overhead vs scatter, in %; the floors as the most any scheduler could cut from each baseline."""
     df = _expand_both(raw)
     keys = ["workload", "seed", "network", "annotator"]
-    ms = ["makespan_h", "avg_jct_h", "p99_jct_h"]
-    out = df
-    for base_policy, tag in BASELINES:
-        base = df[df.policy == base_policy][keys + ms].rename(columns={m: f"{m}_base" for m in ms})
-        out = out.merge(base, on=keys)
-        for m in ms:
-            out[f"{m[:-2]}_vs_{tag}_pct"] = 100 * (out[m] / out[f"{m}_base"] - 1)
-        out[f"makespan_floor_vs_{tag}_pct"] = 100 * (out["makespan_floor_h"] / out["makespan_h_base"] - 1)
-        out[f"jct_floor_vs_{tag}_pct"] = 100 * (out["jct_floor_h"] / out["avg_jct_h_base"] - 1)
-        out = out.drop(columns=[f"{m}_base" for m in ms])
+    out = vs_baselines(df, keys, ["makespan_h", "avg_jct_h", "p99_jct_h"],
+                       (("makespan_floor_h", "makespan_h"), ("jct_floor_h", "avg_jct_h")))
     scat = df[df.policy == "scatter"][keys + ["comm_overhead_gpu_h"]].rename(columns={"comm_overhead_gpu_h": "scat"})
     out = out.merge(scat, on=keys)
     out["comm_vs_scatter_pct"] = 100 * (out["comm_overhead_gpu_h"] / out["scat"].where(out["scat"] > 0) - 1)
@@ -407,7 +420,7 @@ def load_sweep(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
         for c in SWEEP_COMPRESS]
     for load in sorted(set(SWEEP_LOADS) | set(SWEEP_LOADS_4GPU_C8)):
         def dist(s: int, load: float = load) -> list[Job]:
-            return load_trace(f"synth:distributed:800:{s}", target_load=load, cluster_gpus=256).jobs
+            return distributed(800, s, 256, load)
         if load in SWEEP_LOADS:
             cases += [("distributed", CLUSTER, 256, "congested:4", load, dist),
                       ("distributed-4gpu", CLUSTER_4GPU, 256, "congested:4", load, dist)]
@@ -415,7 +428,7 @@ def load_sweep(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
             cases.append(("distributed-4gpu", CLUSTER_4GPU, 256, "congested:8", load, dist))
     for load in SWEEP_LOADS_TESTBED:
         def testbed(s: int, load: float = load) -> list[Job]:
-            return load_trace(f"synth:distributed:400:{s}", target_load=load, cluster_gpus=64).jobs
+            return distributed(400, s, 64, load)
         cases += [("testbed64", CLUSTER_TESTBED, 64, net, load, testbed) for net in CONGESTED]
     rows = []
     with Progress(transient=True) as bar:
@@ -445,16 +458,8 @@ def load_sweep(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
 def sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
     """Means over seeds per (workload, network, load level, annotator, policy), with delay's change vs
     each consolidation baseline (mean of the per-seed changes)."""
-    df = _expand_both(sweep)
-    keys = ["workload", "network", "level", "seed", "annotator"]
-    out = df
-    for base, tag in BASELINES:
-        b = df[df.policy == base][keys + ["makespan_h", "avg_jct_h"]].rename(
-            columns={"makespan_h": "mk_b", "avg_jct_h": "jct_b"})
-        out = out.merge(b, on=keys)
-        out[f"makespan_vs_{tag}_pct"] = 100 * (out["makespan_h"] / out["mk_b"] - 1)
-        out[f"avg_jct_vs_{tag}_pct"] = 100 * (out["avg_jct_h"] / out["jct_b"] - 1)
-        out = out.drop(columns=["mk_b", "jct_b"])
+    out = vs_baselines(_expand_both(sweep), ["workload", "network", "level", "seed", "annotator"],
+                       ["makespan_h", "avg_jct_h"])
     agg_keys = ["workload", "network", "level", "annotator", "policy"]
     num = [c for c in out.columns if c not in [*agg_keys, "seed"] and pd.api.types.is_numeric_dtype(out[c])]
     return out.groupby(agg_keys, sort=False)[num].mean().reset_index()
@@ -507,7 +512,7 @@ def guard_sweep(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
         task = bar.add_task("guard sweep", total=len(GUARD_LOADS) * len(seeds))
         for load in GUARD_LOADS:
             for seed in seeds:
-                jobs = load_trace(f"synth:distributed:400:{seed}", target_load=load, cluster_gpus=64).jobs
+                jobs = distributed(400, seed, 64, load)
                 variants: list[tuple[str, str, float | None, str]] = [("consolidate-rack", "none", None, "-")]
                 variants += [("delay", ann, cap, mode) for ann in ANNOTATORS for cap in GUARD_CAPS_DAYS
                              for mode in ("claim", "drain") if cap is not None or mode == "claim"]
@@ -555,15 +560,8 @@ def oversubscription(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
                              "makespan_floor_h": mk_floor / 3600})
     df = pd.DataFrame(rows)
     df.to_csv(out / "oversubscription.csv", index=False)
-    delay = df[df.policy == "delay"]
-    for base, tag in BASELINES:
-        b = df[df.policy == base][["seed", "network", "makespan_h", "avg_jct_h"]].rename(
-            columns={"makespan_h": "mk_b", "avg_jct_h": "jct_b"})
-        delay = delay.merge(b, on=["seed", "network"])
-        delay[f"makespan_vs_{tag}_pct"] = 100 * (delay["makespan_h"] / delay["mk_b"] - 1)
-        delay[f"makespan_floor_vs_{tag}_pct"] = 100 * (delay["makespan_floor_h"] / delay["mk_b"] - 1)
-        delay[f"avg_jct_vs_{tag}_pct"] = 100 * (delay["avg_jct_h"] / delay["jct_b"] - 1)
-        delay = delay.drop(columns=["mk_b", "jct_b"])
+    rel = vs_baselines(df, ["seed", "network"], ["makespan_h", "avg_jct_h"], (("makespan_floor_h", "makespan_h"),))
+    delay = rel[rel.policy == "delay"]
     cols = [c for c in delay.columns if c.endswith("_pct") or c in ("makespan_h", "avg_jct_h")]
     return delay.groupby(["network", "annotator"], sort=False)[cols].mean().reset_index()
 
@@ -588,7 +586,7 @@ def ablation(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
     from schedmate.policies.schedulers import policy_options
 
     def testbed(load: float) -> Callable[[int], list[Job]]:
-        return lambda s: load_trace(f"synth:distributed:400:{s}", target_load=load, cluster_gpus=64).jobs
+        return lambda s: distributed(400, s, 64, load)
 
     cases: list[tuple[str, str, str, Callable[[int], list[Job]]]] = [
         ("testbed64 load 0.9", CLUSTER_TESTBED, "congested:8", testbed(0.9)),
