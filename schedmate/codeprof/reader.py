@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+ANCHOR = "/__workdir__"
+"""The workdir root as the shell interpreter writes it (`schedmate.codeprof.shell.expand.ROOT`)."""
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 4 * 1024 * 1024
 MAX_LISTED_FILES = 2000
@@ -44,6 +46,10 @@ class Workdir:
     skipped: dict[str, str] = field(default_factory=dict)
     """relative path -> why it was not read."""
     bytes_read: int = 0
+    virtual: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """relative path -> (text, file:line of the script that writes it): files a job script creates with a
+    here-document or an echo before it launches (a DeepSpeed JSON, a hostfile). They replace a file of the
+    same name, as the script's write would."""
     _texts: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -54,6 +60,9 @@ class Workdir:
     def rel(self, path: str | Path, base: str = "") -> str | None:
         """Normalise `path` (relative to `base` inside the workdir, or absolute) to a workdir-relative
         path, or None when it points outside the workdir."""
+        text = str(path)
+        if text == ANCHOR or text.startswith(ANCHOR + "/"):
+            path, base = text[len(ANCHOR):].lstrip("/") or ".", ""
         p = Path(path)
         if not p.is_absolute():
             p = self.root / base / p
@@ -68,7 +77,14 @@ class Workdir:
         if r is None:
             return False
         p = self.root / r
-        return p.is_file() and self._inside(p)
+        return (p.is_file() and self._inside(p)) or r in self.virtual
+
+    def is_dir(self, rel: str) -> bool:
+        r = self.rel(rel)
+        if r is None:
+            return False
+        p = self.root / r
+        return p.is_dir() and self._inside(p)
 
     def _inside(self, p: Path) -> bool:
         try:
@@ -86,6 +102,8 @@ class Workdir:
         if r in self._texts:
             return self._texts[r]
         p = self.root / r
+        if r in self.virtual:
+            return self.virtual[r][0]
         if p.is_symlink() and not self._inside(p):
             self.skipped[r] = "symlink escaping the workdir"
             return None

@@ -16,7 +16,7 @@ from typing import Any
 from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
 from schedmate.codeprof.facts import Fact
-from schedmate.codeprof.launcher import Launch, Setting, parse_launch, to_int
+from schedmate.codeprof.launch import Launch, Setting, parse_launch, to_int
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     COMMAND_LINE,
@@ -324,14 +324,12 @@ class StaticPass:
         L = self.r.launch
         assert L is not None
         if "distributed_type" in cfg or "num_processes" in cfg:
-            from schedmate.codeprof.launcher import _Parser
+            from schedmate.codeprof.launch.accelerate import accelerate_config
+            from schedmate.codeprof.launch.context import Ctx
+            from schedmate.codeprof.launch.model import combine
 
-            p = _Parser(self.wd, L.env)
-            p.launch = L
-            p._accelerate_config(rel, rel)  # type: ignore[arg-type]
-            from schedmate.codeprof.launcher import _combine
-
-            _combine(L)
+            accelerate_config(Ctx(self.wd, L), rel, rel)  # type: ignore[arg-type]
+            combine(L)
         elif "zero_optimization" in cfg or "train_micro_batch_size_per_gpu" in cfg:
             L.put("ds_config", rel, rel)  # type: ignore[arg-type]
 

@@ -1,0 +1,128 @@
+"""From the submitted command to the launch: interpret the shell, pick the training launch among the programs
+it would start, and hand that command to its launcher family."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+# the families register themselves on import
+from schedmate.codeprof.launch import accelerate, clis, deepspeed, mpi, python, slurm, torchrun, wrappers  # noqa: F401
+from schedmate.codeprof.launch.clis import CONVENTIONS
+from schedmate.codeprof.launch.context import FAMILIES, Ctx
+from schedmate.codeprof.launch.model import PYTHONS, Launch, LaunchError, combine
+from schedmate.codeprof.reader import Workdir
+from schedmate.codeprof.shell import Exec, interpret_command, readable
+
+_DISTRIBUTED = {"torchrun", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec", "horovodrun", "colossalai",
+                "composer"}
+_TRAIN = re.compile(r"train|pretrain|finetune|fine_tune|sft|dpo|ppo|grpo|rlhf|run_clm|run_mlm|run_glue|run_qa"
+                    r"|run_summ|run_transl|run_speech|run_image|learn|fit", re.IGNORECASE)
+_NOT_TRAIN = re.compile(r"eval|test|infer|predict|preprocess|prepare|convert|download|export|merge|generat"
+                        r"|sample|tokeniz|setup|install|plot|demo|serve|bench|debug|check|visuali|score"
+                        r"|extract|build_|make_|pack|shard|split|collect_env", re.IGNORECASE)
+_NOT_LAUNCH_MODULES = re.compile(r"^(pip|venv|ensurepip|torch\.utils\.collect_env|http\.server|json\.tool"
+                                 r"|wandb|huggingface_hub|nltk\.downloader|spacy)(\.|$)")
+_SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch")
+
+
+def _target(ex: Exec) -> tuple[str, bool] | None:
+    """(the program's entry: script, module or CLI, is it a launch at all) for ranking."""
+    argv = ex.argv
+    names = [PurePosixPath(t).name for t in argv]
+    for k, t in enumerate(argv):
+        name = names[k]
+        if t.endswith(".py"):
+            return t, True
+        if PYTHONS.match(name):
+            rest = argv[k + 1:]
+            if "-c" in rest[:3]:
+                return "-c", False
+            if "-m" in rest:
+                mod = rest[rest.index("-m") + 1] if rest.index("-m") + 1 < len(rest) else ""
+                if mod.startswith("torch.distributed") or mod.startswith(("accelerate", "deepspeed")):
+                    continue
+                return mod, not _NOT_LAUNCH_MODULES.match(mod)
+        if name in CONVENTIONS:
+            sub = argv[k + 1] if k + 1 < len(argv) else ""
+            return f"{name} {sub}", True
+    return None
+
+
+def _rank(ex: Exec, wd: Workdir) -> tuple[int, ...] | None:
+    got = _target(ex)
+    if got is None:
+        return None
+    target, is_launch = got
+    if not is_launch:
+        return None
+    names = {PurePosixPath(t).name for t in ex.argv}
+    dist = bool(names & _DISTRIBUTED) or any(t.startswith("torch.distributed") for t in ex.argv)
+    stem = PurePosixPath(target).name
+    train = bool(_TRAIN.search(stem)) and not _NOT_TRAIN.search(stem)
+    skip = bool(_NOT_TRAIN.search(stem)) and not _TRAIN.search(stem)
+    exists = target.endswith(".py") and wd.exists(wd.rel(target, ex.cwd) or "")
+    return (int(not skip), int(train or dist), int(dist), int(not ex.conditional), int(exists))
+
+
+def choose(execs: list[Exec], wd: Workdir) -> tuple[Exec | None, list[str]]:
+    """The training launch among the programs a command starts, and notes on the choice."""
+    ranked = [(r, -k, ex) for k, ex in enumerate(execs) if (r := _rank(ex, wd)) is not None]
+    if not ranked:
+        if any(_target(ex) == ("-c", False) for ex in execs):
+            raise LaunchError("`python -c` runs inline code; the analyzer needs an entry script")
+        missing = [ex for ex in execs if PurePosixPath(ex.argv[0]).name in {"bash", "sh"} or
+                   ex.argv[0].endswith(_SCRIPT_SUFFIXES)]
+        if missing:
+            ex = missing[0]
+            target = next((t for t in ex.argv[1:] if not t.startswith("-")), ex.argv[0]) \
+                if PurePosixPath(ex.argv[0]).name in {"bash", "sh"} else ex.argv[0]
+            raise LaunchError(f"wrapper script {readable(target)} is not readable inside the workdir (missing or "
+                              f"outside it)")
+        return None, []
+    best = max(ranked, key=lambda t: (t[0], t[1]))
+    notes: list[str] = []
+    rivals = [ex for r, _, ex in ranked if r == best[0] and ex.argv != best[2].argv]
+    if rivals:
+        notes.append(f"{len(rivals) + 1} launch commands qualify; read the first, at {best[2].where}")
+    if best[2].conditional:
+        notes.append(f"the launch at {best[2].where} runs only under a condition the sources do not decide")
+    return best[2], notes
+
+
+def follow(ctx: Ctx, command: str, script: bool = False) -> bool:
+    """Interpret `command` (shell) from the launch's current directory and dispatch its training launch."""
+    L = ctx.launch
+    run = interpret_command(command, ctx.wd, L.env, cwd=L.base)
+    L.notes.extend(n for n in run.notes if n not in L.notes)
+    L.files.extend(f for f in run.files if f not in L.files)
+    main, notes = choose(run.execs, ctx.wd)
+    L.notes.extend(notes)
+    if main is None:
+        invalid = [n for n in run.notes if "not valid shell" in n]
+        if invalid and not script:
+            raise LaunchError(invalid[0])
+        if run.files:
+            L.notes.append(f"{run.files[-1]}: no launch line found")
+        return False
+    for s in main.scripts:
+        L.chain.append(f"sh:{s}")
+    if main.sbatch:
+        L.chain.append("sbatch")
+        slurm.slurm_options(L, main.sbatch)
+        combine(L)
+    L.base = main.cwd
+    L.env.update(main.env)
+    ctx.where = [main.where, *main.evidence]
+    return ctx.dispatch(main.argv)
+
+
+def parse_launch(command: str, wd: Workdir, env: dict[str, str] | None = None) -> Launch:
+    """Parse `command` as run from the workdir root. Raises LaunchError with a clear message."""
+    L = Launch(env=dict(env or {}))
+    follow(Ctx(wd, L), command)
+    combine(L)
+    return L
+
+
+__all__ = ["FAMILIES", "choose", "follow", "parse_launch"]

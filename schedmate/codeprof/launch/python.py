@@ -1,0 +1,80 @@
+"""`python [-u] script.py args`, `python -m module args` and a bare `script.py`: the entry point."""
+
+from __future__ import annotations
+
+from schedmate.codeprof.launch.context import Ctx, family
+from schedmate.codeprof.launch.model import LaunchError
+
+
+@family("python", "<script.py>")
+def python(ctx: Ctx, toks: list[str]) -> bool:
+    if toks[0].endswith(".py"):
+        ctx.launch.chain.append("python")
+        return entry(ctx, toks[0], toks[1:])
+    i = 1
+    module = None
+    while i < len(toks) and toks[i].startswith("-"):
+        t = toks[i]
+        if t == "-c":
+            raise LaunchError("`python -c` runs inline code; the analyzer needs an entry script")
+        if t in {"-m", "-X", "-W"}:
+            if t == "-m":
+                module = toks[i + 1] if i + 1 < len(toks) else ""
+                i += 2
+                break
+            i += 2
+        elif t.startswith("-m") and len(t) > 2:
+            module = t[2:]
+            i += 1
+            break
+        else:
+            i += 1
+    if module is not None:
+        if module in {"torch.distributed.run", "torch.distributed.launch"}:
+            from schedmate.codeprof.launch.torchrun import torchrun
+
+            ctx.launch.chain.append(f"python -m {module}")
+            return torchrun(ctx, toks, i, legacy=module.endswith("launch"))
+        if module in {"accelerate.commands.launch"}:
+            from schedmate.codeprof.launch.accelerate import accelerate
+
+            ctx.launch.chain.append("accelerate")
+            return accelerate(ctx, ["accelerate", "launch", *toks[i:]])
+        if module in {"deepspeed.launcher.runner"}:
+            return ctx.dispatch(["deepspeed", *toks[i:]])
+        ctx.launch.chain.append("python")
+        return entry(ctx, None, toks[i:], module=module)
+    if i >= len(toks):
+        return False
+    ctx.launch.chain.append("python")
+    return entry(ctx, toks[i], toks[i + 1 :])
+
+
+def entry(ctx: Ctx, script: str | None, args: list[str], module: str | None = None) -> bool:
+    """The program the launchers start: a workdir script or module, with its arguments."""
+    L = ctx.launch
+    if module is not None:
+        L.module = module
+        cand = module.replace(".", "/")
+        for p in (f"{cand}.py", f"{cand}/__main__.py"):
+            for base in (L.base, ""):
+                r = ctx.wd.rel(p, base)
+                if r and ctx.wd.exists(r):
+                    L.script = r
+                    break
+            if L.script:
+                break
+    elif script is not None:
+        L.script = ctx.wd.rel(script, L.base)
+        if L.script is None:
+            L.notes.append(f"entry script {script} is outside the workdir; not read")
+    L.args = list(args)
+    L.args_where = list(ctx.where)
+    if not L.get("distributed_launcher") and not any(
+        k in L.settings or k in L.unknown for k in ("num_nodes", "num_procs", "procs_per_node")
+    ):
+        # a bare interpreter: one process on one node
+        L.put("num_nodes", 1, ctx.where, override=False)
+        L.put("procs_per_node", 1, ctx.where, override=False)
+        L.put("single_process", True, ctx.where, override=False)
+    return True

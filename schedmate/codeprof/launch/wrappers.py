@@ -1,0 +1,47 @@
+"""Programs that only wrap the launch: nohup, time, env, numactl, taskset, timeout, containers."""
+
+from __future__ import annotations
+
+import re
+
+from schedmate.codeprof.launch.context import Ctx, family
+from schedmate.codeprof.launch.model import scan_options
+
+_ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
+
+
+@family("nohup", "time", "exec", "stdbuf", "nice", "ionice", "unbuffer", "xvfb-run", "chrt")
+def plain(ctx: Ctx, toks: list[str]) -> bool:
+    _, i = scan_options(toks, 1, set(), set())
+    return ctx.dispatch(toks[i:]) if i < len(toks) else False
+
+
+@family("env")
+def env(ctx: Ctx, toks: list[str]) -> bool:
+    i = 1
+    while i < len(toks) and (toks[i].startswith("-") or _ASSIGN.match(toks[i])):
+        if _ASSIGN.match(toks[i]):
+            k, _, v = toks[i].partition("=")
+            ctx.launch.env[k] = v
+        i += 1
+    return ctx.dispatch(toks[i:]) if i < len(toks) else False
+
+
+@family("numactl", "taskset", "timeout")
+def valued(ctx: Ctx, toks: list[str]) -> bool:
+    i = 1
+    while i < len(toks) and toks[i].startswith("-"):
+        i += 1 if "=" in toks[i] else 2
+    if toks[0].endswith(("taskset", "timeout")) and i < len(toks):
+        i += 1  # the cpu mask / the duration
+    return ctx.dispatch(toks[i:]) if i < len(toks) else False
+
+
+@family("singularity", "apptainer")
+def container(ctx: Ctx, toks: list[str]) -> bool:
+    # `singularity exec [opts] image.sif cmd ...`
+    if len(toks) < 3 or toks[1] not in ("exec", "run"):
+        return False
+    opts, i = scan_options(toks, 2, {"B", "bind", "H", "home", "pwd", "W", "workdir", "env", "overlay"},
+                           {"nv", "nvccli", "cleanenv", "c", "contain", "e", "writable-tmpfs", "writable_tmpfs"})
+    return ctx.dispatch(toks[i + 1 :]) if i + 1 < len(toks) else False

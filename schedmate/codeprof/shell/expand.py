@@ -1,0 +1,694 @@
+"""Word expansion as bash does it, without running anything.
+
+Parameter expansion (`$X`, `${X:-d}`, `${X:=d}`, `${X:+a}`, `${#X}`, `${X%p}`, `${X/a/b}`, `${X:o:l}`,
+`${A[@]}`, `${!X}`, positional and special parameters), arithmetic `$((...))`, quote removal and field
+splitting. Command substitution is never run: `$(...)` is unknown, except for a few pure idioms whose
+value follows from the script itself (`$(echo ...)`, `$(dirname ...)`, `$(basename ...)`, `$(pwd)`,
+`$(cd "$(dirname "$0")" && pwd)`, `$(expr ...)`).
+
+An unknown value travels inside the expanded text as `\\x00NAME\\x00`, so whatever consumes a word can
+tell it is unknown and say which variable made it so (`unknown_names`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+MARK = "\x00"
+ROOT = "/__workdir__"
+"""Where `$0`, `$PWD` and `$(pwd)` point: the workdir root as an absolute path, so paths built from them
+(`$(cd "$(dirname "$0")" && pwd)/../configs`) stay anchored whatever the current directory is."""
+
+
+def anchored(rel: str) -> str:
+    return f"{ROOT}/{rel}" if rel and rel != "." else ROOT
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_MARKED = re.compile("\x00([^\x00]*)\x00")
+
+
+def unknown(name: str) -> str:
+    return f"{MARK}{name}{MARK}"
+
+
+def is_unknown(text: str) -> bool:
+    return MARK in text
+
+
+def unknown_names(text: str) -> list[str]:
+    return _MARKED.findall(text)
+
+
+def readable(text: str) -> str:
+    """`--nproc=$NGPU` for display: unknown pieces shown as their variable."""
+    return _MARKED.sub(lambda m: f"${{{m.group(1)}}}", text)
+
+
+class Unknown(Exception):
+    def __init__(self, name: str = "?") -> None:
+        super().__init__(name)
+        self.name = name
+
+
+@dataclass
+class Lookup:
+    """What expansion needs from the interpreter."""
+
+    get: Callable[[str], str | None]
+    """a scalar variable's value; None when unset"""
+    get_array: Callable[[str], list[str] | None]
+    set: Callable[[str, str], None]
+    positional: Callable[[], list[str]]
+    special: Callable[[str], str | None]
+    """`0`, `#`, `?`, `$`, `!`, `PWD`, `BASH_SOURCE`: a value, or None when unknown"""
+    cwd: Callable[[], str]
+    used: set[str] = field(default_factory=set)
+
+
+# ------------------------------------------------------------------------------------------ arithmetic
+
+_ARITH_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)|([A-Za-z_]\w*)|(\+\+|--|\*\*|<<=|>>=|<<|>>|<=|>=|==|!="
+                          r"|&&|\|\||[-+*/%&|^]=|[-+*/%<>=!~&|^?:(),]))")
+_BINARY = {
+    "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7, ">": 7, ">=": 7,
+    "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10, "**": 11,
+}
+
+
+class _Arith:
+    def __init__(self, text: str, lk: Lookup) -> None:
+        self.toks: list[tuple[str, str]] = []
+        pos = 0
+        text = text.strip()
+        while pos < len(text):
+            m = _ARITH_TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                if text[pos:].strip() == "":
+                    break
+                raise Unknown("arith")
+            pos = m.end()
+            if m.group(1):
+                self.toks.append(("num", m.group(1)))
+            elif m.group(2):
+                self.toks.append(("name", m.group(2)))
+            else:
+                self.toks.append(("op", m.group(3)))
+        self.i = 0
+        self.lk = lk
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self) -> tuple[str, str]:
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def value_of(self, name: str) -> int:
+        self.lk.used.add(name)
+        v = self.lk.get(name)
+        if v is None:
+            raise Unknown(name)  # bash would use 0; here an unset name may come from the job's environment
+        if v == "":
+            return 0
+        if is_unknown(v):
+            raise Unknown(unknown_names(v)[0] if unknown_names(v) else name)
+        v = v.strip()
+        if re.fullmatch(r"[+-]?\d+", v):
+            return int(v)
+        if _IDENT.fullmatch(v):
+            return self.value_of(v)
+        raise Unknown(name)
+
+    def run(self) -> int:
+        if not self.toks:
+            return 0
+        v = self.expr()
+        while self.peek() == ("op", ","):
+            self.take()
+            v = self.expr()
+        if self.peek() is not None:
+            raise Unknown("arith")
+        return v
+
+    def expr(self) -> int:
+        # assignment (right associative)
+        if (len(self.toks) > self.i + 1 and self.toks[self.i][0] == "name"
+                and self.toks[self.i + 1][0] == "op" and self.toks[self.i + 1][1] in
+                ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")):
+            name = self.take()[1]
+            op = self.take()[1]
+            rhs = self.expr()
+            cur = self.value_of(name) if op != "=" else 0
+            val = rhs if op == "=" else _apply(op[:-1], cur, rhs)
+            self.lk.set(name, str(val))
+            return val
+        return self.ternary()
+
+    def ternary(self) -> int:
+        cond = self.binary(1)
+        if self.peek() == ("op", "?"):
+            self.take()
+            a = self.expr()
+            if self.take() != ("op", ":"):
+                raise Unknown("arith")
+            b = self.expr()
+            return a if cond else b
+        return cond
+
+    def binary(self, min_prec: int) -> int:
+        left = self.unary()
+        while (t := self.peek()) is not None and t[0] == "op" and _BINARY.get(t[1], 0) >= min_prec:
+            op = self.take()[1]
+            prec = _BINARY[op]
+            right = self.binary(prec if op == "**" else prec + 1)
+            left = _apply(op, left, right)
+        return left
+
+    def unary(self) -> int:
+        t = self.peek()
+        if t is None:
+            raise Unknown("arith")
+        if t[0] == "op" and t[1] in ("-", "+", "!", "~"):
+            self.take()
+            v = self.unary()
+            return {"-": -v, "+": v, "!": int(not v), "~": ~v}[t[1]]
+        if t[0] == "op" and t[1] in ("++", "--"):
+            self.take()
+            name = self.take()
+            if name[0] != "name":
+                raise Unknown("arith")
+            v = self.value_of(name[1]) + (1 if t[1] == "++" else -1)
+            self.lk.set(name[1], str(v))
+            return v
+        return self.postfix()
+
+    def postfix(self) -> int:
+        t = self.take()
+        if t == ("op", "("):
+            v = self.expr()
+            if self.take() != ("op", ")"):
+                raise Unknown("arith")
+            return v
+        if t[0] == "num":
+            return int(t[1], 0) if t[1].lower().startswith("0x") else int(t[1])
+        if t[0] == "name":
+            v = self.value_of(t[1])
+            nxt = self.peek()
+            if nxt is not None and nxt[0] == "op" and nxt[1] in ("++", "--"):
+                self.take()
+                self.lk.set(t[1], str(v + (1 if nxt[1] == "++" else -1)))
+            return v
+        raise Unknown("arith")
+
+
+def _apply(op: str, a: int, b: int) -> int:
+    if op in ("/", "%") and b == 0:
+        raise Unknown("division by zero")
+    if op == "/":
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q  # bash truncates toward zero
+    if op == "%":
+        return a - b * _apply("/", a, b)
+    if op == "**" and (b < 0 or b > 64):
+        raise Unknown("arith")
+    if op in ("<<", ">>") and not 0 <= b <= 64:
+        raise Unknown("arith")
+    return {
+        "+": a + b, "-": a - b, "*": a * b, "**": a ** b if op == "**" else 0, "<<": a << b if op == "<<" else 0,
+        ">>": a >> b if op == ">>" else 0, "<": int(a < b), "<=": int(a <= b), ">": int(a > b), ">=": int(a >= b),
+        "==": int(a == b), "!=": int(a != b), "&": a & b, "|": a | b, "^": a ^ b, "&&": int(bool(a and b)),
+        "||": int(bool(a or b)),
+    }[op]
+
+
+def arithmetic(text: str, lk: Lookup) -> int:
+    """Evaluate `text` as bash arithmetic; raises Unknown when a name's value is not known."""
+    expanded = expand_string(text, lk)  # $X and ${X} inside the expression expand first
+    if is_unknown(expanded):
+        raise Unknown(unknown_names(expanded)[0])
+    return _Arith(expanded, lk).run()
+
+
+# ------------------------------------------------------------------------------------------ words
+
+
+def _match_brace(s: str, i: int, open_: str, close: str) -> int:
+    """Index just past the `close` matching the `open_` before s[i]."""
+    depth = 1
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "'" and open_ != "(":
+            pass
+        if c == open_:
+            depth += 1
+        elif c == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise Unknown("unbalanced")
+
+
+class _Fields:
+    """Fields under construction: pieces that may split (unquoted expansions) and pieces that may not."""
+
+    def __init__(self) -> None:
+        self.fields: list[str] = []
+        self.cur = ""
+        self.started = False
+
+    def lit(self, text: str) -> None:
+        self.cur += text
+        self.started = True
+
+    def splittable(self, text: str) -> None:
+        parts = re.split(r"[ \t\n]+", text)
+        if len(parts) == 1:
+            self.cur += parts[0]
+            self.started = self.started or bool(parts[0])
+            return
+        self.cur += parts[0]
+        if self.started or self.cur:
+            self.fields.append(self.cur)
+        for p in parts[1:-1]:
+            if p:
+                self.fields.append(p)
+        self.cur = parts[-1]
+        self.started = bool(parts[-1])
+
+    def many(self, items: list[str], quoted: bool) -> None:
+        """"$@"-style: each item its own field (the first joins the current one)."""
+        if not items:
+            return
+        for k, it in enumerate(items):
+            if k:
+                self.fields.append(self.cur)
+                self.cur = ""
+            if quoted:
+                self.lit(it)
+            else:
+                self.splittable(it)
+
+    def done(self) -> list[str]:
+        if self.started or self.cur:
+            self.fields.append(self.cur)
+        return self.fields
+
+
+def expand_word(word: str, lk: Lookup, split: bool = True) -> list[str]:
+    """Fields of a word after expansion, quote removal and (when `split`) field splitting."""
+    out = _Fields()
+    _expand_into(word, lk, out, quoted=False, split=split)
+    return out.done()
+
+
+def expand_string(word: str, lk: Lookup) -> str:
+    """The word expanded as one string (assignments, `[[ ]]` operands, here-documents' lines)."""
+    return " ".join(expand_word(word, lk, split=False)) if word else ""
+
+
+def expand_heredoc(body: str, lk: Lookup) -> str:
+    out = _Fields()
+    _expand_into(body, lk, out, quoted=True, split=False, heredoc=True)
+    return "".join(out.done())
+
+
+def _expand_into(s: str, lk: Lookup, out: _Fields, quoted: bool, split: bool, heredoc: bool = False) -> None:
+    i = 0
+    add_expansion = out.lit if (quoted or not split) else out.splittable
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            nxt = s[i + 1] if i + 1 < len(s) else ""
+            if quoted and nxt not in '$`"\\\n':
+                out.lit("\\" + nxt)
+            else:
+                out.lit(nxt)
+            i += 2
+        elif c == "'" and not quoted and not heredoc:
+            j = s.find("'", i + 1)
+            j = len(s) if j < 0 else j
+            out.lit(s[i + 1:j])
+            i = j + 1
+        elif c == '"' and not heredoc:
+            if quoted:  # a closing quote seen from inside: cannot happen when called on whole words
+                i += 1
+                continue
+            j = _dquote_end(s, i + 1)
+            inner = _Fields()
+            inner.started = True
+            _expand_into(s[i + 1:j], lk, inner, quoted=True, split=False)
+            fields = inner.done()
+            out.many(fields, quoted=True) if len(fields) > 1 else out.lit(fields[0] if fields else "")
+            i = j + 1
+        elif c == "$" and s.startswith("$'", i) and not quoted:
+            j = i + 2
+            buf = ""
+            while j < len(s) and s[j] != "'":
+                if s[j] == "\\" and j + 1 < len(s):
+                    buf += {"n": "\n", "t": "\t", "\\": "\\", "'": "'", '"': '"'}.get(s[j + 1], s[j + 1])
+                    j += 2
+                    continue
+                buf += s[j]
+                j += 1
+            out.lit(buf)
+            i = j + 1
+        elif c == "$" and s.startswith("$((", i):
+            end = _match_brace(s, i + 3, "(", ")")
+            if not s.startswith(")", end):
+                raise Unknown("unbalanced")
+            expr = s[i + 3:end - 1]
+            try:
+                add_expansion(str(arithmetic(expr, lk)))
+            except Unknown as e:
+                add_expansion(unknown(e.name))
+            i = end + 1
+        elif c == "$" and s.startswith("$(", i):
+            end = _match_brace(s, i + 2, "(", ")")
+            add_expansion(command_substitution(s[i + 2:end - 1], lk))
+            i = end
+        elif c == "`":
+            j = s.find("`", i + 1)
+            j = len(s) if j < 0 else j
+            add_expansion(command_substitution(s[i + 1:j], lk))
+            i = j + 1
+        elif c == "$" and s.startswith("${", i):
+            end = _match_brace(s, i + 2, "{", "}")
+            body = s[i + 2:end - 1]
+            value = _braced(body, lk)
+            if isinstance(value, list):
+                joined = body.endswith("[*]") or body == "*"
+                if joined:
+                    add_expansion(" ".join(value))
+                else:
+                    out.many(value, quoted=quoted or not split)
+            else:
+                add_expansion(value)
+            i = end
+        elif c == "$" and i + 1 < len(s) and (s[i + 1].isalpha() or s[i + 1] == "_"):
+            m = _IDENT.match(s, i + 1)
+            assert m
+            add_expansion(_scalar(m.group(0), lk))
+            i = m.end()
+        elif c == "$" and i + 1 < len(s) and (s[i + 1].isdigit() or s[i + 1] in "@*#?$!-"):
+            name = s[i + 1]
+            value = _param(name, lk)
+            if isinstance(value, list):
+                out.many(value, quoted=quoted or not split) if name == "@" else add_expansion(" ".join(value))
+            else:
+                add_expansion(value)
+            i += 2
+        else:
+            out.lit(c)
+            i += 1
+
+
+def _dquote_end(s: str, j: int) -> int:
+    while j < len(s):
+        c = s[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == '"':
+            return j
+        if s.startswith("$(", j):
+            j = _match_brace(s, j + 2, "(", ")")
+            continue
+        if s.startswith("${", j):
+            j = _match_brace(s, j + 2, "{", "}")
+            continue
+        if c == "`":
+            k = s.find("`", j + 1)
+            j = len(s) if k < 0 else k + 1
+            continue
+        j += 1
+    return len(s)
+
+
+def _scalar(name: str, lk: Lookup) -> str:
+    lk.used.add(name)
+    sp = lk.special(name)
+    if sp is not None:
+        return sp
+    v = lk.get(name)
+    if v is None:
+        arr = lk.get_array(name)
+        if arr is not None:
+            return arr[0] if arr else ""
+        return unknown(name)
+    return v
+
+
+def _param(name: str, lk: Lookup) -> str | list[str]:
+    if name.isdigit():
+        pos = lk.positional()
+        n = int(name)
+        if n == 0:
+            return lk.special("0") or unknown("0")
+        return pos[n - 1] if n <= len(pos) else ""
+    if name in "@*":
+        return list(lk.positional())
+    if name == "#":
+        return str(len(lk.positional()))
+    sp = lk.special(name)
+    return sp if sp is not None else unknown(name)
+
+
+def _value_of(ref: str, lk: Lookup) -> str | list[str] | None:
+    """A parameter's value for `${...}`: None when unset."""
+    m = re.fullmatch(r"([A-Za-z_]\w*)\[(.*)\]", ref)
+    if m:
+        name, sub = m.group(1), m.group(2)
+        lk.used.add(name)
+        sp = lk.special(name)
+        if sp is not None and sub in ("0", "@", "*"):
+            return sp if sub == "0" else [sp]
+        arr = lk.get_array(name)
+        if sub in ("@", "*"):
+            if arr is None:
+                v = lk.get(name)
+                return None if v is None else [v]
+            return list(arr)
+        try:
+            idx = arithmetic(sub, lk)
+        except Unknown:
+            return unknown(name)
+        if arr is None:
+            v = lk.get(name)
+            return v if idx == 0 else None
+        return arr[idx] if -len(arr) <= idx < len(arr) else None
+    if ref.isdigit():
+        v = _param(ref, lk)
+        n = int(ref)
+        return None if n > len(lk.positional()) and n != 0 else v
+    if ref in ("@", "*", "#", "?", "$", "!", "-"):
+        return _param(ref, lk)
+    if not _IDENT.fullmatch(ref):
+        raise Unknown(ref)
+    lk.used.add(ref)
+    sp = lk.special(ref)
+    if sp is not None:
+        return sp
+    v = lk.get(ref)
+    if v is None:
+        arr = lk.get_array(ref)
+        if arr is not None:
+            return arr[0] if arr else ""
+    return v
+
+
+_OPS = re.compile(r"^(:-|:=|:\+|:\?|-|=|\+|\?|##|#|%%|%|//|/#|/%|/|:|\^\^|\^|,,|,|@)")
+
+
+def _braced(body: str, lk: Lookup) -> str | list[str]:
+    if body in ("#", "@", "*", "?", "$", "!", "-") or body.isdigit():
+        return _param(body, lk)
+    if body.startswith("#"):
+        ref = body[1:]
+        v = _value_of(ref, lk)
+        if isinstance(v, list):
+            return str(len(v))
+        if v is None:
+            return "0"
+        return unknown(ref) if is_unknown(v) else str(len(v))
+    if body.startswith("!"):
+        name = body[1:]
+        target = _value_of(name, lk)
+        if isinstance(target, str) and _IDENT.fullmatch(target):
+            v = _value_of(target, lk)
+            return v if v is not None else ""
+        return unknown(name)
+    m = re.match(r"([A-Za-z_]\w*(?:\[[^\]]*\])?|\d+|[@*#?$!-])", body)
+    if not m:
+        return unknown(body)
+    ref, rest = m.group(1), body[m.end():]
+    name = ref.split("[")[0]
+    value = _value_of(ref, lk)
+    if not rest:
+        if value is None:
+            return unknown(name)
+        return value
+    om = _OPS.match(rest)
+    if not om:
+        return unknown(name)
+    op, arg = om.group(1), rest[om.end():]
+    scalar = " ".join(value) if isinstance(value, list) else value
+    unset = value is None
+    empty = unset or scalar == ""
+    if op in (":-", "-"):
+        if (op == ":-" and empty) or (op == "-" and unset):
+            return expand_string(arg, lk)
+        return value  # type: ignore[return-value]
+    if op in (":=", "="):
+        if (op == ":=" and empty) or (op == "=" and unset):
+            v = expand_string(arg, lk)
+            lk.set(name, v)
+            return v
+        return value  # type: ignore[return-value]
+    if op in (":+", "+"):
+        if (op == ":+" and not empty) or (op == "+" and not unset):
+            return expand_string(arg, lk)
+        return ""
+    if op in (":?", "?"):
+        if empty:
+            return unknown(name)  # the script would stop here with an error
+        return value  # type: ignore[return-value]
+    if unset:
+        return unknown(name)
+    if is_unknown(scalar or ""):
+        return scalar  # type: ignore[return-value]
+    s = scalar or ""
+    if op in ("#", "##", "%", "%%"):
+        pat = expand_string(arg, lk)
+        return _trim(s, pat, op)
+    if op in ("/", "//", "/#", "/%"):
+        pat, _, rep = arg.partition("/")
+        pat, rep = expand_string(pat, lk), expand_string(rep, lk)
+        return _replace(s, pat, rep, op)
+    if op == ":":
+        off_s, _, len_s = arg.partition(":")
+        try:
+            off = arithmetic(off_s or "0", lk)
+            if off < 0:
+                off = max(0, len(s) + off)
+            if len_s:
+                ln = arithmetic(len_s, lk)
+                return s[off:off + ln] if ln >= 0 else s[off:len(s) + ln]
+            return s[off:]
+        except Unknown:
+            return unknown(name)
+    if op in ("^^", "^"):
+        return s.upper() if op == "^^" else s[:1].upper() + s[1:]
+    if op in (",,", ","):
+        return s.lower() if op == ",," else s[:1].lower() + s[1:]
+    return s
+
+
+def _trim(s: str, pat: str, op: str) -> str:
+    ranges = range(len(s) + 1)
+    if op == "#":
+        for k in ranges:
+            if fnmatch.fnmatchcase(s[:k], pat):
+                return s[k:]
+    elif op == "##":
+        for k in reversed(ranges):
+            if fnmatch.fnmatchcase(s[:k], pat):
+                return s[k:]
+    elif op == "%":
+        for k in reversed(ranges):
+            if fnmatch.fnmatchcase(s[k:], pat):
+                return s[:k]
+    else:
+        for k in ranges:
+            if fnmatch.fnmatchcase(s[k:], pat):
+                return s[:k]
+    return s
+
+
+def _replace(s: str, pat: str, rep: str, op: str) -> str:
+    if not pat:
+        return s
+    if op == "/#":
+        return rep + s[len(pat):] if s.startswith(pat) else s
+    if op == "/%":
+        return s[: -len(pat)] + rep if s.endswith(pat) else s
+    if not any(ch in pat for ch in "*?["):
+        return s.replace(pat, rep) if op == "//" else s.replace(pat, rep, 1)
+    out, i, done = "", 0, False
+    while i < len(s):
+        if done and op == "/":
+            out += s[i:]
+            break
+        for j in range(len(s), i, -1):
+            if fnmatch.fnmatchcase(s[i:j], pat):
+                out += rep
+                i = j
+                done = True
+                break
+        else:
+            out += s[i]
+            i += 1
+    return out
+
+
+# ------------------------------------------------------------------------------------------ $( ... )
+
+_PURE_CD_PWD = re.compile(r"""^\s*cd\s+(.+?)\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?&&\s*pwd(?:\s+-P)?\s*$""")
+
+
+def command_substitution(code: str, lk: Lookup) -> str:
+    """The value of `$(code)` when it follows from the script alone; otherwise unknown. Never runs it."""
+    code = code.strip()
+    m = _PURE_CD_PWD.match(code)
+    if m:
+        target = expand_string(m.group(1), lk)
+        if is_unknown(target):
+            return unknown("pwd")
+        return _normpath(target, lk.cwd())
+    try:
+        import shlex
+
+        words = shlex.split(code, comments=False, posix=True)
+    except ValueError:
+        return unknown("$(...)")
+    if not words or any(w in ("|", "&&", "||", ";") for w in words) or "|" in code:
+        return unknown(f"$({code[:40]})")
+    cmd, args = words[0], [expand_string(_requote(a), lk) for a in words[1:]]
+    if any(is_unknown(a) for a in args):
+        return unknown(f"$({cmd})")
+    if cmd == "echo":
+        return " ".join(a for a in args if a not in ("-n", "-e"))
+    if cmd == "pwd":
+        return lk.cwd()
+    if cmd == "dirname" and len(args) == 1:
+        d = args[0].rstrip("/").rsplit("/", 1)
+        return d[0] if len(d) == 2 and d[0] else ("/" if args[0].startswith("/") and len(d) == 2 else ".")
+    if cmd == "basename" and args:
+        b = args[0].rstrip("/").rsplit("/", 1)[-1]
+        return b[: -len(args[1])] if len(args) > 1 and b.endswith(args[1]) else b
+    if cmd in ("realpath", "readlink") and args:
+        return _normpath(args[-1], lk.cwd())
+    if cmd == "expr" and args:
+        try:
+            return str(_Arith(" ".join(args), lk).run())
+        except Unknown:
+            return unknown("$(expr)")
+    return unknown(f"$({cmd})")
+
+
+def _requote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'" if "$" not in word else word
+
+
+def _normpath(path: str, cwd: str) -> str:
+    import posixpath
+
+    if not path.startswith("/"):
+        path = posixpath.join(cwd, path)
+    return posixpath.normpath(path)

@@ -1,0 +1,134 @@
+"""The launcher interpreter evaluates job scripts the way bash would, without running them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schedmate.codeprof.launch import LaunchError, parse_launch
+from schedmate.codeprof.reader import Workdir
+from schedmate.codeprof.shell import interpret_command, unknown_names
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+SBATCH_JOB = {
+    "env.sh": "export NGPUS=4\nMICRO=2\n",
+    "run.sh": """#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --gpus-per-node=8
+source ./env.sh
+NNODES=${NNODES:-$SLURM_NNODES}
+STEPS=$(( 1000 * 2 ))
+ARGS=(--micro $MICRO --steps $STEPS)
+if [ "$1" == "debug" ]; then
+  STEPS=10
+fi
+srun torchrun --nnodes=$NNODES --nproc_per_node=$NGPUS train.py "${ARGS[@]}"
+""",
+    "train.py": "print('train')\n",
+}
+
+
+def the_launch(execs):
+    return next(e for e in execs if "torchrun" in e.argv)
+
+
+def test_sourced_files_defaults_arithmetic_and_arrays_expand_as_bash_would(tmp_path):
+    run = interpret_command("sbatch run.sh prod", Workdir(write(tmp_path, SBATCH_JOB)))
+    ex = the_launch(run.execs)
+    assert ex.argv == ["srun", "torchrun", "--nnodes=2", "--nproc_per_node=4", "train.py", "--micro", "2", "--steps",
+                       "2000"]
+    assert "env.sh:1" in ex.evidence and "run.sh:5" in ex.evidence  # NGPUS and NNODES assignments
+    assert ex.sbatch["nodes"] == ("2", "run.sh:2")
+
+
+def test_a_positional_parameter_decides_a_branch(tmp_path):
+    files = {"run.sh": 'STEPS=2000\nif [ "$1" == "debug" ]; then\n  STEPS=10\nfi\npython train.py --steps $STEPS\n'}
+    wd = Workdir(write(tmp_path, files))
+    assert interpret_command("bash run.sh debug", wd).execs[-1].argv[-1] == "10"
+    assert interpret_command("bash run.sh prod", wd).execs[-1].argv[-1] == "2000"
+
+
+def test_a_branch_on_an_unknown_value_is_not_guessed(tmp_path):
+    files = {"run.sh": 'if [ "$MODE" = small ]; then N=2; else N=8; fi\ntorchrun --nproc_per_node=$N train.py\n',
+             "train.py": ""}
+    run = interpret_command("bash run.sh", Workdir(write(tmp_path, files)))
+    launches = [e for e in run.execs if "torchrun" in e.argv]
+    values = {e.argv[1] for e in launches}
+    # either both branches are reported, or the value is marked unknown: never one of them picked silently
+    assert values == {"--nproc_per_node=2", "--nproc_per_node=8"} or any(unknown_names(v) for v in values)
+
+
+def test_sbatch_headers_give_the_gpus_of_the_job(tmp_path):
+    L = parse_launch("sbatch run.sh prod", Workdir(write(tmp_path, SBATCH_JOB)))
+    assert L.chain == ["sh:run.sh", "sbatch", "srun", "torchrun"]
+    assert L.get("num_nodes") == 2 and L.get("procs_per_node") == 4 and L.get("num_procs") == 8
+
+
+def test_an_unset_variable_without_default_stays_unknown_with_its_name(tmp_path):
+    L = parse_launch("torchrun --nproc_per_node=$NGPU train.py", Workdir(write(tmp_path, {"train.py": ""})))
+    assert "procs_per_node" not in L.settings
+    assert L.unknown["procs_per_node"] == ["NGPU"]
+
+
+def test_the_job_environment_fills_a_variable(tmp_path):
+    L = parse_launch("torchrun --nproc_per_node=$NGPU train.py", Workdir(write(tmp_path, {"train.py": ""})),
+                     env={"NGPU": "8"})
+    assert L.get("procs_per_node") == 8
+
+
+def test_an_endless_loop_is_cut_and_said(tmp_path):
+    files = {"run.sh": "i=0\nwhile true; do i=$((i+1)); done\npython train.py --steps $i\n", "train.py": ""}
+    run = interpret_command("bash run.sh", Workdir(write(tmp_path, files)))
+    assert any("loop stopped" in n for n in run.notes)
+    assert any("train.py" in e.argv for e in run.execs)
+
+
+def test_a_config_written_by_a_here_document_is_readable_as_a_file(tmp_path):
+    files = {"run.sh": "STEPS=300\ncat > gen.yaml <<EOF\nmax_steps: $STEPS\nEOF\npython train.py gen.yaml\n",
+             "train.py": ""}
+    wd = Workdir(write(tmp_path, files))
+    interpret_command("bash run.sh", wd)
+    assert "max_steps: 300" in (wd.read_text("gen.yaml") or "")
+    assert not (tmp_path / "gen.yaml").exists()  # nothing is written to disk
+
+
+def test_a_command_given_from_the_repository_root_with_cd_reads_the_subdirectory(tmp_path):
+    files = {f"recipes/llm/{k}": v for k, v in SBATCH_JOB.items()}
+    L = parse_launch("cd recipes/llm && bash run.sh", Workdir(write(tmp_path, files)))
+    assert L.script == "recipes/llm/train.py"
+    assert L.get("procs_per_node") == 4
+
+
+def test_functions_and_case_statements_are_followed(tmp_path):
+    files = {"run.sh": """launch() {
+  torchrun --nproc_per_node=$1 train.py
+}
+case "$SIZE" in
+  big) G=8 ;;
+  *) G=2 ;;
+esac
+launch $G
+""", "train.py": ""}
+    L = parse_launch("SIZE=big bash run.sh", Workdir(write(tmp_path, files)))
+    assert L.get("procs_per_node") == 8
+
+
+def test_a_script_that_is_not_valid_shell_is_reported_not_guessed(tmp_path):
+    files = {"run.sh": "if then fi (((\n"}
+    with pytest.raises(LaunchError):
+        parse_launch("bash run.sh", Workdir(write(tmp_path, files)))
+
+
+def test_command_substitution_of_unknown_programs_is_unknown(tmp_path):
+    files = {"run.sh": "N=$(nvidia-smi -L | wc -l)\ntorchrun --nproc_per_node=$N train.py\n", "train.py": ""}
+    L = parse_launch("bash run.sh", Workdir(write(tmp_path, files)))
+    assert "procs_per_node" not in L.settings
