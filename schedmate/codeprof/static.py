@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from schedmate.codeprof import known
+from schedmate.codeprof.config_tree import load_tree
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
 from schedmate.codeprof.facts import Fact
 from schedmate.codeprof.launch import Launch, Setting, parse_launch, to_int
@@ -44,13 +45,15 @@ MICRO = (
     "per_device_batch_size",
     "batch_size_per_replica",
     "micro_batch",
+    "train_batch_size",
     "mbs",
     "batch_size",
     "bs",
     "train.batch_size",
     "training.batch_size",
 )
-GLOBAL = ("global_batch_size", "total_batch_size", "global_bs", "effective_batch_size", "gbs")
+GLOBAL = ("global_batch_size", "total_batch_size", "global_bs", "effective_batch_size", "gbs", "ims_per_batch",
+          "global_train_batch_size")
 ACCUM = (
     "gradient_accumulation_steps",
     "grad_accum_steps",
@@ -100,6 +103,12 @@ STEPS = (
     "num_iterations",
     "num_updates",
     "num_training_steps",
+    "max_train_steps",
+    "max_iter",
+    "total_training_steps",
+    "num_train_steps",
+    "training_steps",
+    "num_steps",
 )
 # names computed inside functions that the static pass evaluates (`steps = tokens // (bs * seq * world)`)
 COMPUTED_STEPS = STEPS + ("steps", "n_iters", "iterations")
@@ -494,18 +503,19 @@ class StaticPass:
         if text is None:
             self.r.notes.append(f"config {rel} not read ({self.wd.skipped.get(rel, 'missing')})")
             return None
-        try:
-            cfg = parse_config(rel, text)
-        except ConfigError as e:
-            self.r.notes.append(str(e))
+        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {})
+        self.r.notes.extend(n for n in tree.notes if n not in self.r.notes)
+        if rel not in tree.files:
             return None
-        if rel not in self.r.configs:
-            self.r.configs.append(rel)
+        cfg = tree.data
+        for f in tree.files:
+            if f not in self.r.configs:
+                self.r.configs.append(f)
         if "zero_optimization" in cfg or "train_micro_batch_size_per_gpu" in cfg:
             self._ds_cfg = (rel, cfg, text)
             return cfg
         flat = flatten(cfg)
-        lines = key_lines(text, [k for k, _ in flat])
+        wheres = tree.where
         leaf_vals: dict[str, set[str]] = {}
         for k, v in flat:
             leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
@@ -517,7 +527,7 @@ class StaticPass:
             if cur is not None and cur.layer >= COMMAND_LINE:
                 continue
             self.r.params.set(
-                key, v, f"{rel}:{lines.get(k, 1)}", layer, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1
+                key, v, wheres.get(k, f"{rel}:1"), layer, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1
             )
         return cfg
 

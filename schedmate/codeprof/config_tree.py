@@ -1,0 +1,241 @@
+"""A config file with everything it inherits: `_base_` (OpenMMLab-style Python or YAML configs), `_BASE_`
+(yacs / detectron2), OmegaConf `${...}` interpolation, and the Python config files' `dict(...)` calls.
+
+    tree = load_tree(read, "configs/swin/swin-t_8xb128.py")
+    tree.data            # the merged nested dict (child over base, `_delete_=True` replaces)
+    tree.where["optim_wrapper.optimizer.lr"]   # "configs/_base_/schedules/x.py:4"
+
+Nothing is executed: Python config files are read through `ast`, values that are not literals or constant
+arithmetic over earlier names are left out (never guessed). A base that cannot be read is named in `notes`.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
+
+MAX_BASES = 24
+"""bound on the files one config may pull in (inheritance chains in real repos are 2-5 deep)"""
+_INTERP = re.compile(r"\$\{([^{}]+)\}")
+_MM_REF = re.compile(r"^\{\{\s*_base_\.([\w.]+)\s*\}\}$")
+
+
+@dataclass
+class ConfigTree:
+    data: dict[str, Any] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)
+    """dotted key -> file:line of the value that won"""
+    files: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+Reader = Callable[[str], "str | None"]
+
+
+def _join(base_file: str, ref: str) -> str:
+    if ref.startswith("/"):
+        return ref.lstrip("/")
+    parts: list[str] = []
+    for p in (PurePosixPath(base_file).parent / ref).parts:
+        if p == "..":
+            if parts:
+                parts.pop()
+        elif p != ".":
+            parts.append(p)
+    return "/".join(parts)
+
+
+class _Unknown:
+    """a value the static reader cannot know (a call, a name from an import)"""
+
+
+UNKNOWN = _Unknown()
+
+
+def _value(node: ast.AST, names: dict[str, Any]) -> Any:
+    """Literal / dict(...) / constant arithmetic; parts that cannot be known become UNKNOWN."""
+    from schedmate.codeprof.pyast import const_eval
+
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+        return {kw.arg: _value(kw.value, names) for kw in node.keywords if kw.arg is not None}
+    if isinstance(node, ast.Dict):
+        out: dict[Any, Any] = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if k is None:
+                continue
+            ok, key = const_eval(k, names)
+            if ok and isinstance(key, (str, int)):
+                out[key] = _value(v, names)
+        return out
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_value(e, names) for e in node.elts]
+    ok, v = const_eval(node, {k: x for k, x in names.items() if not isinstance(x, _Unknown)})
+    return v if ok else UNKNOWN
+
+
+def python_config(text: str) -> dict[str, Any]:
+    """Module-level assignments of a Python config file (OpenMMLab style), partially known dicts kept."""
+    out: dict[str, Any] = {}
+    for node in ast.parse(text).body:
+        target = value = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target, value = node.target.id, node.value
+        if target is not None and value is not None:
+            out[target] = _value(value, out)
+    return _drop_unknown(out)
+
+
+def _drop_unknown(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _drop_unknown(v) for k, v in x.items() if not isinstance(v, _Unknown)}
+    if isinstance(x, list):
+        return [_drop_unknown(v) for v in x if not isinstance(v, _Unknown)]
+    return x
+
+
+def parse_any(rel: str, text: str) -> dict[str, Any]:
+    if rel.lower().endswith(".py"):
+        try:
+            return python_config(text)
+        except SyntaxError as e:
+            raise ConfigError(f"{rel}: cannot parse: {e}".splitlines()[0]) from e
+    return parse_config(rel, text)
+
+
+def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """Child over base, recursively; a child dict with `_delete_: True` replaces the base's."""
+    out = copy.deepcopy(base)
+    for k, v in child.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict) and not v.get("_delete_"):
+            out[k] = merge(out[k], v)
+        elif isinstance(v, dict) and v.get("_delete_"):
+            out[k] = {a: b for a, b in v.items() if a != "_delete_"}
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def _bases(cfg: dict[str, Any]) -> list[str]:
+    refs: list[str] = []
+    for key in ("_base_", "_BASE_", "__base__", "base_config", "BASE_CONFIG", "_BASES_"):
+        v = cfg.get(key)
+        if isinstance(v, str):
+            refs.append(v)
+        elif isinstance(v, list):
+            refs.extend(x for x in v if isinstance(x, str))
+    return refs
+
+
+def load_tree(read: Reader, rel: str, env: dict[str, str] | None = None) -> ConfigTree:
+    """`rel` merged over the bases it names (depth first, in order), with interpolations resolved."""
+    tree = ConfigTree()
+    tree.data = _load(read, rel, tree, [])
+    _resolve_interpolations(tree, env or {})
+    return tree
+
+
+def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str]) -> dict[str, Any]:
+    if rel in chain:
+        tree.notes.append(f"{rel}: inherits from itself ({' -> '.join([*chain, rel])}); cycle cut")
+        return {}
+    if len(tree.files) >= MAX_BASES:
+        tree.notes.append(f"{rel}: more than {MAX_BASES} inherited config files; the rest not read")
+        return {}
+    text = read(rel)
+    if text is None:
+        tree.notes.append(f"config {rel} not readable in the workdir")
+        return {}
+    tree.files.append(rel)
+    try:
+        cfg = parse_any(rel, text)
+    except ConfigError as e:
+        tree.notes.append(str(e))
+        return {}
+    merged: dict[str, Any] = {}
+    for ref in _bases(cfg):
+        merged = merge(merged, _load(read, _join(rel, ref), tree, [*chain, rel]))
+    own = {k: v for k, v in cfg.items() if k not in {"_base_", "_BASE_", "__base__", "base_config", "BASE_CONFIG"}}
+    own = _mm_refs(own, merged)
+    flat = flatten(own)
+    lines = key_lines(text, [k for k, _ in flat])
+    for k, _ in flat:
+        tree.where[k] = f"{rel}:{lines.get(k, 1)}"
+    return merge(merged, own)
+
+
+def _lookup(data: dict[str, Any], dotted: str) -> Any:
+    cur: Any = data
+    for part in dotted.split("."):
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
+            cur = cur[int(part)]
+        else:
+            return UNKNOWN
+    return cur
+
+
+def _mm_refs(own: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """`'{{_base_.train_cfg.max_epochs}}'` -> the base's value."""
+
+    def fix(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: fix(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [fix(v) for v in x]
+        if isinstance(x, str) and (m := _MM_REF.match(x)):
+            v = _lookup(base, m.group(1))
+            return x if isinstance(v, _Unknown) else v
+        return x
+
+    return fix(own)
+
+
+def _resolve_interpolations(tree: ConfigTree, env: dict[str, str]) -> None:
+    """OmegaConf `${a.b}`, `${..x}` (relative), `${oc.env:VAR,default}`; unresolvable ones stay as text."""
+
+    def resolve(x: Any, path: list[str], depth: int) -> Any:
+        if isinstance(x, dict):
+            return {k: resolve(v, [*path, str(k)], depth) for k, v in x.items()}
+        if isinstance(x, list):
+            return [resolve(v, [*path, str(i)], depth) for i, v in enumerate(x)]
+        if not isinstance(x, str) or "${" not in x or depth > 8:
+            return x
+        whole = _INTERP.fullmatch(x.strip())
+        if whole:
+            v = _one(whole.group(1).strip(), path)
+            if isinstance(v, _Unknown):
+                return x
+            return resolve(v, path, depth + 1)
+        def sub(m: re.Match[str]) -> str:
+            v = _one(m.group(1).strip(), path)
+            return m.group(0) if isinstance(v, (_Unknown, dict, list)) else str(v)
+
+        return _INTERP.sub(sub, x)
+
+    def _one(expr: str, path: list[str]) -> Any:
+        if expr.startswith(("oc.env:", "env:")):
+            name, _, default = expr.split(":", 1)[1].partition(",")
+            name = name.strip()
+            got = env.get(name, default.strip().strip("'\"") if default else None)
+            if got is None:
+                return UNKNOWN
+            return int(got) if re.fullmatch(r"-?\d+", got) else got
+        if ":" in expr:  # other resolvers (oc.select, eval, ...): not known statically
+            return UNKNOWN
+        if expr.startswith("."):
+            ups = len(expr) - len(expr.lstrip("."))
+            base = path[: max(0, len(path) - ups)]
+            return _lookup(tree.data, ".".join([*base, expr.lstrip(".")]))
+        return _lookup(tree.data, expr)
+
+    tree.data = resolve(tree.data, [], 0)

@@ -1,0 +1,77 @@
+"""Config files are read with everything they inherit, the way the training framework would merge them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from schedmate.codeprof.analyzer import analyze_code
+from schedmate.codeprof.config_tree import load_tree
+
+
+def reader(files: dict[str, str]):
+    return files.get
+
+
+def test_a_python_config_inherits_its_bases_in_order_and_overrides_them():
+    files = {
+        "configs/_base_/schedule.py": "train_cfg = dict(by_epoch=True, max_epochs=100)\noptim = dict(lr=0.1, wd=1e-4)\n",
+        "configs/_base_/data.py": "train_dataloader = dict(batch_size=32, num_workers=4)\n",
+        "configs/net/run.py": "_base_ = ['../_base_/schedule.py', '../_base_/data.py']\n"
+                              "train_cfg = dict(max_epochs=300)\noptim = dict(_delete_=True, lr=0.5)\n",
+    }
+    tree = load_tree(reader(files), "configs/net/run.py")
+    assert tree.data["train_cfg"] == {"by_epoch": True, "max_epochs": 300}
+    assert tree.data["optim"] == {"lr": 0.5}  # _delete_ replaces instead of merging
+    assert tree.data["train_dataloader"]["batch_size"] == 32
+    assert tree.where["train_dataloader.batch_size"] == "configs/_base_/data.py:1"
+    assert tree.where["train_cfg.max_epochs"] == "configs/net/run.py:2"
+
+
+def test_a_yacs_config_follows_its_base_chain():
+    files = {
+        "configs/Base.yaml": "SOLVER:\n  IMS_PER_BATCH: 16\n  MAX_ITER: 90000\n",
+        "configs/R50.yaml": '_BASE_: "Base.yaml"\nSOLVER:\n  MAX_ITER: 270000\n',
+    }
+    tree = load_tree(reader(files), "configs/R50.yaml")
+    assert tree.data["SOLVER"] == {"IMS_PER_BATCH": 16, "MAX_ITER": 270000}
+
+
+def test_omegaconf_interpolations_resolve_including_environment_defaults():
+    files = {"c.yaml": "global_bs: 512\nmicro: ${oc.env:MICRO,4}\ntrain:\n  bs: ${global_bs}\n  steps: ${..max}\nmax: 10\n"}
+    tree = load_tree(reader(files), "c.yaml")
+    assert tree.data["train"]["bs"] == 512 and tree.data["micro"] == 4
+    assert load_tree(reader(files), "c.yaml", env={"MICRO": "2"}).data["micro"] == 2
+
+
+def test_an_inheritance_cycle_is_cut_and_said():
+    files = {"a.yaml": "_BASE_: b.yaml\nx: 1\n", "b.yaml": "_BASE_: a.yaml\ny: 2\n"}
+    tree = load_tree(reader(files), "a.yaml")
+    assert tree.data == {"x": 1, "y": 2}
+    assert any("cycle" in n for n in tree.notes)
+
+
+def test_a_missing_base_is_named_not_guessed():
+    tree = load_tree(reader({"a.py": "_base_ = './gone.py'\nepochs = 5\n"}), "a.py")
+    assert tree.data == {"epochs": 5}
+    assert any("gone.py" in n for n in tree.notes)
+
+
+def test_python_config_values_that_are_calls_are_left_out():
+    tree = load_tree(reader({"a.py": "import os\nbs = int(os.environ['BS'])\nepochs = 2 * 6\nd = dict(a=bs, b=3)\n"}),
+                     "a.py")
+    assert tree.data == {"epochs": 12, "d": {"b": 3}}
+
+
+def test_the_analyzer_reads_steps_and_batch_from_an_inherited_config(tmp_path: Path):
+    files = {
+        "configs/Base.yaml": "SOLVER:\n  IMS_PER_BATCH: 16\n  MAX_ITER: 90000\n",
+        "configs/R50.yaml": '_BASE_: "Base.yaml"\nSOLVER:\n  MAX_ITER: 270000\n',
+        "train_net.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--config-file')\n"
+                        "args = p.parse_args()\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    prof = analyze_code(tmp_path, command="python train_net.py --config-file configs/R50.yaml", use_llm=False)
+    assert prof.value("train_steps") == 270000
+    assert "configs/R50.yaml:3" in prof.facts["train_steps"].evidence
