@@ -1,0 +1,117 @@
+"""The static pass: exact facts from the command line, the entry script's AST and its config files.
+
+Nothing is executed. Precedence of values: library defaults < code defaults (argparse, dataclasses,
+module globals) < config files < config files named on the command line < command-line overrides <
+values fixed in code at run time (`TrainingArguments(...)`, `Trainer(...)`, `x //= world_size`).
+Every fact carries evidence `file:line` (or `cmd`). A field the sources do not fix stays absent.
+
+One module per seam: `names` (data tables), `result`, `reading` (entry script, defaults, command line,
+config files), `runtime` (values fixed in code, topology), `model`, `batch` (batch, length, duration,
+precision), `parallel`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedmate.codeprof.launch import parse_launch
+from schedmate.codeprof.params import (
+    CODE_DEFAULT,
+)
+from schedmate.codeprof.reader import Workdir
+from schedmate.codeprof.static.batch import BatchMixin
+from schedmate.codeprof.static.model import ModelMixin
+from schedmate.codeprof.static.names import (
+    EXPERTS,
+    FFN,
+    HIDDEN,
+    LAYERS,
+    VOCAB,
+)
+from schedmate.codeprof.static.parallel import ParallelMixin
+from schedmate.codeprof.static.reading import ReadingMixin
+from schedmate.codeprof.static.result import StaticResult
+from schedmate.codeprof.static.runtime import RuntimeMixin
+
+
+class StaticPass(ReadingMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMixin):
+    def __init__(
+        self,
+        wd: Workdir,
+        command: str,
+        env: dict[str, str] | None = None,
+        launcher_config: str | None = None,
+        py_cache: Any = None,
+    ):
+        self.wd = wd
+        self.command = command
+        self.env = dict(env or {})
+        self.launcher_config = launcher_config
+        self.r = StaticResult()
+        self.py_cache = py_cache  # optional callable(rel, text) -> summary (the version cache)
+        self.calls: list[tuple[str, dict[str, Any]]] = []  # (file, call)
+        self._hydra_overrides: dict[str, str] = {}  # group -> choice given on the command line
+        self._positional: list[str] = []
+
+    def run(self) -> StaticResult:
+        r = self.r
+        L = parse_launch(self.command, self.wd, self.env)
+        r.launch = L
+        r.notes.extend(L.notes)
+        if self.launcher_config:
+            self._launcher_config(self.launcher_config)
+        r.entry = L.script
+        if L.script:
+            self._read_python(L.script, entry=True)
+        elif L.module:
+            r.notes.append(f"module {L.module} is not a file in the workdir; only the command line was read")
+        self._defaults()
+        self._command_line_args()
+        self._config_files()
+        self._resolver = self._make_resolver()
+        self._runtime_values()
+        self._resolver = self._make_resolver()
+        self._topology()
+        self._resolver = self._make_resolver()
+        self._framework()
+        self._deepspeed_and_sharding()
+        self._model()
+        self._batch_and_length()
+        self._precision()
+        self._parallelism()
+        self._dims_and_knobs()
+        return r
+
+    def _dims_and_knobs(self) -> None:
+        r = self.r
+        for key, names in (
+            ("layers", LAYERS),
+            ("hidden", HIDDEN),
+            ("vocab", VOCAB),
+            ("ffn", FFN),
+            ("experts", EXPERTS),
+            ("positions", ("max_position_embeddings", "n_positions", "block_size")),
+        ):
+            got = self._first(names, min_layer=CODE_DEFAULT)
+            if got is not None and isinstance(got[0], int) and not isinstance(got[0], bool) and got[0] > 0:
+                r.dims[key] = (got[0], list(got[1]))
+        knob = any("accum" in k for k, _ in r.params.items())
+        for s in r.py.values():
+            knob = knob or any(
+                "accum" in c["func"] or any("accum" in k for k in c["kwargs"]) for c in s["calls"]
+            )
+            knob = knob or any("accum" in a["target"] for a in s["assigns"])
+        r.accum_knob = bool(knob or self._ds is not None or (r.launch and r.launch.get("grad_accum")))
+
+
+def run_static(
+    wd: Workdir,
+    command: str,
+    env: dict[str, str] | None = None,
+    launcher_config: str | None = None,
+    py_cache: Any = None,
+) -> StaticResult:
+    return StaticPass(wd, command, env, launcher_config, py_cache).run()
+
+
+__all__ = ["StaticPass", "StaticResult", "run_static"]

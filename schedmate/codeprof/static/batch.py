@@ -1,0 +1,245 @@
+"""Batch sizes, accumulation, sequence length, steps/epochs and precision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedmate.codeprof.launch import to_int
+from schedmate.codeprof.params import (
+    CODE_DEFAULT,
+    LIBRARY_DEFAULT,
+)
+from schedmate.codeprof.static.names import (
+    ACCUM,
+    EPOCHS,
+    GLOBAL,
+    MICRO,
+    STEPS,
+)
+from schedmate.codeprof.static.result import precision_word
+
+
+class BatchMixin:
+    """Batch sizes, accumulation, sequence length, steps/epochs and precision."""
+
+    def _first(
+        self, names: tuple[str, ...], min_layer: int = LIBRARY_DEFAULT
+    ) -> tuple[Any, list[str]] | None:
+        for n in names:
+            pv = self.r.params.get_path(n) if "." in n else self.r.params.get(n)
+            if (
+                pv is not None
+                and pv.layer >= min_layer
+                and pv.value is not None
+                and not isinstance(pv.value, (dict, list))
+            ):
+                return pv.value, pv.where
+        return None
+
+    def _batch_and_length(self) -> None:
+        r = self.r
+        R = self._resolver
+        fw = r.val("framework")
+        # micro batch --------------------------------------------------------------------
+        micro = None
+        if self._ds_value("train_micro_batch_size_per_gpu"):
+            micro = self._ds_value("train_micro_batch_size_per_gpu")
+        if micro is None and fw in {"hf-trainer"}:
+            micro = self._first(("per_device_train_batch_size",))
+        if micro is None and fw == "megatron":
+            micro = self._first(("micro_batch_size",))
+        if micro is None:
+            loaders = self._find_calls("DataLoader")
+            loaders.sort(key=lambda rc: 0 if "train" in " ".join(rc[1]["args"][:1]) else 1)
+            for rel, c in loaders:
+                if "batch_size" in c["kwargs"]:
+                    ok, v, ev = R.eval(c["kwargs"]["batch_size"])
+                    if ok and isinstance(v, int) and not isinstance(v, bool):
+                        micro = (v, [f"{rel}:{c['line']}", *ev])
+                        break
+        if micro is None and fw in {"tensorflow", "jax"}:
+            per = self._first(
+                (
+                    "batch_size_per_replica",
+                    "per_device_batch_size",
+                    "batch_size_per_device",
+                    "per_replica_batch_size",
+                )
+            )
+            if per is not None:
+                micro = per
+            else:
+                g = self._first(("global_batch_size", "batch_size"))
+                if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:
+                    micro = (g[0] // self._world, g[1])
+        if micro is None and fw not in {"tensorflow", "jax"}:
+            micro = self._first(MICRO)
+        if micro is not None:
+            r.put("micro_batch_size", to_int(micro[0]), micro[1])
+        # accumulation -----------------------------------------------------------------------
+        accum = self._ds_value("gradient_accumulation_steps")
+        if accum is None and "accumulate_grad_batches" in self.lightning:
+            accum = self.lightning["accumulate_grad_batches"]
+        if accum is None and "gradient_accumulation_steps" in self.accel_kw:
+            accum = self.accel_kw["gradient_accumulation_steps"]
+        if accum is None and self.r.launch and self.r.launch.get("grad_accum"):
+            accum = (self.r.launch.get("grad_accum"), self.r.launch.settings["grad_accum"].where)
+        if accum is None:
+            accum = self._first(ACCUM)
+        if accum is not None and to_int(accum[0]) is not None:
+            r.put("grad_accum_steps", to_int(accum[0]), accum[1])
+        gb = self._ds_value("train_batch_size") or self._first(GLOBAL)
+        if gb is not None:
+            r.put("global_batch_size", to_int(gb[0]), gb[1])
+        # sequence length ---------------------------------------------------------------------
+        seq = self._first(
+            (
+                "seq_length",
+                "seq_len",
+                "training.seq_len",
+                "max_seq_length",
+                "max_seq_len",
+                "block_size",
+                "sequence_length",
+                "context_length",
+                "encoder_seq_length",
+                "max_source_length",
+                "ctx_len",
+                "max_length",
+                "max_len",
+                "max_seq",
+            )
+        )
+        if seq is None:
+            for rel, c in self.calls:
+                tail = c["func"].rsplit(".", 1)[-1]
+                if (
+                    tail in {"tokenizer", "tokenize", "tok", "encode", "__call__"}
+                    or "truncation" in c["kwargs"]
+                ):
+                    if "max_length" in c["kwargs"]:
+                        ok, v, ev = R.eval(c["kwargs"]["max_length"])
+                        if ok and isinstance(v, int):
+                            seq = (v, [f"{rel}:{c['line']}", *ev])
+                            break
+        if seq is not None and to_int(seq[0]):
+            r.put("seq_len", to_int(seq[0]), seq[1])
+        # duration ------------------------------------------------------------------------------
+        steps = None
+        if "max_steps" in self.lightning and to_int(self.lightning["max_steps"][0]) not in (None, -1):
+            steps = self.lightning["max_steps"]
+        if steps is None:
+            steps = self._first(STEPS)
+        if steps is not None and (to_int(steps[0]) or 0) > 0:
+            r.put("train_steps", to_int(steps[0]), steps[1])
+        epochs = self.lightning.get("max_epochs") or self._first(EPOCHS)
+        if epochs is not None and r.val("train_steps") is None:
+            e = epochs[0]
+            if isinstance(e, float) and e.is_integer():
+                e = int(e)
+            if isinstance(e, int) and e > 0:
+                r.put("epochs", e, epochs[1])
+
+    def _precision(self) -> None:
+        r, P = self.r, self.r.params
+        R = self._resolver
+
+        def put(v: str, where: list[str]) -> None:
+            r.put("precision", v, where)
+
+        for key in ("bf16.enabled", "bfloat16.enabled", "fp16.enabled"):
+            got = self._ds_value(key)
+            if got is not None and got[0] is True:
+                return put("fp16" if key.startswith("fp16") else "bf16", got[1])
+        for k in ("fp8", "bf16", "fp16"):
+            pv = P.get(k)
+            if pv is not None and pv.value is True and pv.layer >= CODE_DEFAULT:
+                return put(k, pv.where)
+        mp = None
+        L = r.launch
+        if "mixed_precision" in self.accel_kw:
+            mp = self.accel_kw["mixed_precision"]
+        elif L is not None and L.get("mixed_precision"):
+            mp = (L.get("mixed_precision"), L.settings["mixed_precision"].where)
+        if mp is None:
+            pv = P.get(
+                "mixed_precision",
+                "mixed_precision_param",
+                "amp_dtype",
+                "precision",
+                "dtype",
+                "torch_dtype",
+                "param_dtype",
+                "compute_dtype",
+            )
+            if pv is not None and pv.layer >= CODE_DEFAULT:
+                mp = (pv.value, pv.where)
+        if "precision" in self.lightning:
+            mp = self.lightning["precision"]
+        if mp is not None:
+            v = precision_word(mp[0])
+            if v:
+                return put(v, mp[1])
+        # code patterns ----------------------------------------------------------------
+        found: list[tuple[str, list[str]]] = []
+        for rel, c in self.calls:
+            if self._active(c) is False:
+                continue
+            tail = c["func"].rsplit(".", 1)[-1]
+            ev = [f"{rel}:{c['line']}"]
+            kw = c["kwargs"]
+            if "enabled" in kw:
+                ok, v, _ = R.eval(kw["enabled"])
+                if ok and not v:
+                    continue
+                if not ok:
+                    continue
+            if tail in {"fp8_autocast"} or "float8" in c["func"].lower():
+                found.append(("fp8", ev))
+            elif tail == "autocast" or tail == "MixedPrecision" or tail == "MixedPrecisionPolicy":
+                dt = (
+                    kw.get("dtype")
+                    or kw.get("param_dtype")
+                    or next((a for a in c["args"] if "float" in a), None)
+                )
+                if dt:
+                    ok, v, _ = R.eval(dt)
+                    w = precision_word(v) if ok else None
+                    if w:
+                        found.append((w, ev))
+                elif tail == "autocast" and "cpu" not in " ".join(c["args"]):
+                    found.append(("fp16", ev))
+            elif tail == "GradScaler" or tail == "half" and not c["args"]:
+                found.append(("fp16", ev))
+            elif tail in {"to", "from_pretrained"}:
+                for a in [*c["args"], kw.get("dtype", ""), kw.get("torch_dtype", "")]:
+                    if a in {"torch.bfloat16", "torch.float16"}:
+                        found.append(("bf16" if "bfloat" in a else "fp16", ev))
+            elif tail == "set_global_policy" and c["args"]:
+                ok, v, _ = R.eval(c["args"][0])
+                if ok and isinstance(v, str) and "mixed" in v:
+                    found.append(("bf16" if "bfloat" in v else "fp16", ev))
+        for w in ("fp8", "bf16", "fp16"):
+            hits = [e for p, e in found if p == w]
+            if hits:
+                return put(w, [x for h in hits[:3] for x in h])
+        # low-precision dtypes named elsewhere (e.g. a Flax module's `dtype = jnp.bfloat16`), outside the
+        # calls found disabled above: one kind -> that precision; several -> undecided
+        disabled = {(rel, c["line"]) for rel, c in self.calls if self._disabled(c)}
+        refs: dict[str, list[str]] = {}
+        for rel, s in self.r.py.items():
+            for d in s.get("dtype_refs", []):
+                if (rel, d["line"]) not in disabled:
+                    refs.setdefault(d["dtype"], []).append(f"{rel}:{d['line']}")
+        if len(refs) == 1:
+            ((w, where),) = refs.items()
+            return put(w, where[:3])
+        if len(refs) > 1:
+            return
+        if self.r.py and self.r.entry in self.r.py:
+            r.put(
+                "precision",
+                "fp32",
+                [f"{self.r.entry}:1"],
+                note="no mixed-precision setting found in the code read",
+            )

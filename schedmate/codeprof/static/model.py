@@ -1,0 +1,258 @@
+"""The framework, DeepSpeed/sharding and the model: name, family, size."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+
+from schedmate.codeprof import known
+from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
+from schedmate.codeprof.params import (
+    COMMAND_LINE,
+)
+from schedmate.codeprof.static.names import (
+    MODEL_NAME,
+)
+
+
+class ModelMixin:
+    """The framework, DeepSpeed/sharding and the model: name, family, size."""
+
+    def _framework(self) -> None:
+        r = self.r
+        sig: dict[str, list[str]] = {}
+
+        def hit(name: str, where: list[str] | str) -> None:
+            sig.setdefault(name, []).extend([where] if isinstance(where, str) else where)
+
+        L = r.launch
+        assert L is not None
+        megatron_flags = [
+            k
+            for k, _ in r.params.items()
+            if k in {"tensor_model_parallel_size", "pipeline_model_parallel_size", "micro_batch_size"}
+        ]
+        for rel in self._imports_any("megatron"):
+            hit("megatron", f"{rel}:1")
+        if (
+            megatron_flags
+            and any(pv.layer == COMMAND_LINE for k, pv in r.params.items() if k in megatron_flags)
+            and r.params.get("global_batch_size") is not None
+        ):
+            hit("megatron", L.args_where)
+        for rel, c in self._find_calls("initialize"):
+            if c["func"].startswith("deepspeed"):
+                hit("deepspeed", f"{rel}:{c['line']}")
+        trainer_calls = self._find_calls("Trainer", "Seq2SeqTrainer", "SFTTrainer")
+        hf_mod = self._imports_any("transformers", "trl")
+        pl_mod = self._imports_any("lightning", "pytorch_lightning")
+        for rel, c in trainer_calls:
+            if pl_mod and (
+                c["func"].startswith(("pl.", "L.", "lightning", "pytorch_lightning"))
+                or not hf_mod
+                or rel in pl_mod
+                and rel not in hf_mod
+            ):
+                hit("lightning", f"{rel}:{c['line']}")
+            elif hf_mod:
+                hit("hf-trainer", f"{rel}:{c['line']}")
+        for rel, c in self._find_calls("Accelerator"):
+            hit("accelerate", f"{rel}:{c['line']}")
+        for rel in self._imports_any("jax", "flax"):
+            hit("jax", f"{rel}:1")
+        for rel in self._imports_any("tensorflow", "keras"):
+            hit("tensorflow", f"{rel}:1")
+        for rel in self._imports_any("torch"):
+            hit("pytorch", f"{rel}:1")
+        r.framework_signals = sig
+        for fw in (
+            "megatron",
+            "hf-trainer",
+            "lightning",
+            "deepspeed",
+            "accelerate",
+            "jax",
+            "tensorflow",
+            "pytorch",
+        ):
+            if fw in sig:
+                r.put("framework", fw, sig[fw][:3])
+                return
+
+    def _deepspeed_and_sharding(self) -> None:
+        r, P, L = self.r, self.r.params, self.r.launch
+        assert L is not None
+        self._ds: dict[str, Any] | None = None
+        ds_path: tuple[Any, list[str]] | None = None
+        for k in ("deepspeed", "deepspeed_config", "ds_config", "deepspeed_config_file"):
+            pv = P.get(k)
+            if pv is not None and isinstance(pv.value, str) and pv.value.endswith(".json"):
+                ds_path = (pv.value, pv.where)
+                break
+        if ds_path is None and L.get("ds_config"):
+            ds_path = (L.get("ds_config"), L.settings["ds_config"].where)
+        if ds_path is None:
+            for rel, c in self._find_calls("initialize"):
+                if c["func"].startswith("deepspeed"):
+                    for key in ("config", "config_params"):
+                        if key in c["kwargs"]:
+                            ok, v, ev = self._resolver.eval(c["kwargs"][key])
+                            if ok and isinstance(v, str):
+                                ds_path = (v, [f"{rel}:{c['line']}", *ev])
+                            elif ok and isinstance(v, dict) and v:  # the config is a dict in the code
+                                line = next((e for e in ev if e.startswith(rel + ":")), f"{rel}:{c['line']}")
+                                self._ds = {
+                                    "path": line.rsplit(":", 1)[0],
+                                    "cfg": v,
+                                    "lines": {},
+                                    "where": [f"{rel}:{c['line']}", *ev],
+                                    "ev": line,
+                                }
+                                return
+        if ds_path is None and self._ds_cfg is not None:
+            ds_path = (self._ds_cfg[0], [self._ds_cfg[0]])
+        if ds_path is not None:
+            path, where = ds_path
+            base = str(PurePosixPath(r.entry).parent) if r.entry else ""
+            rel = None
+            for root in (L.base, base, ""):
+                cand = self.wd.rel(path, root)
+                if cand and self.wd.exists(cand):
+                    rel = cand
+                    break
+            text = self.wd.read_text(rel) if rel else None
+            if text is None:
+                r.notes.append(f"DeepSpeed config {path} ({where[0]}) not readable")
+            else:
+                try:
+                    cfg = parse_config(rel, text)  # type: ignore[arg-type]
+                    if rel not in r.configs:
+                        r.configs.append(rel)  # type: ignore[arg-type]
+                    self._ds = {
+                        "path": rel,
+                        "cfg": cfg,
+                        "lines": key_lines(
+                            text,
+                            [
+                                "zero_optimization.stage",
+                                "train_micro_batch_size_per_gpu",
+                                "train_batch_size",
+                                "gradient_accumulation_steps",
+                                "fp16.enabled",
+                                "bf16.enabled",
+                                "bfloat16.enabled",
+                            ],
+                        ),
+                        "where": where,
+                    }
+                except ConfigError as e:
+                    r.notes.append(str(e))
+
+    def _ds_value(self, key: str) -> tuple[Any, list[str]] | None:
+        if not self._ds:
+            return None
+        cur: Any = self._ds["cfg"]
+        for part in key.split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                return None
+            cur = cur[part]
+        if cur == "auto":
+            return None
+        line = self._ds["lines"].get(key)
+        if "ev" in self._ds:
+            return cur, [self._ds["ev"]]
+        return cur, [f"{self._ds['path']}:{line}" if line else self._ds["path"]]
+
+    def _model(self) -> None:
+        r, P = self.r, self.r.params
+        R = self._resolver
+        name: tuple[str, list[str]] | None = None
+        # torchtitan: [model] name + flavor
+        mn, fl = P.get_path("model.name"), P.get_path("model.flavor")
+        if mn is not None and fl is not None and isinstance(mn.value, str) and "." in mn.key:
+            name = (f"{mn.value}-{fl.value}".lower(), mn.where + fl.where)
+        for rel, c in self._find_calls("from_pretrained", "create_model", "from_config"):
+            if name:
+                break
+            if c["args"] and not re.search(r"tokenizer|Tokenizer|processor|Processor", c["func"]):
+                ok, v, ev = R.eval(c["args"][0])
+                if ok and isinstance(v, str) and not v.startswith(("/", ".")):
+                    name = (v, [f"{rel}:{c['line']}", *ev])
+        if name is None:
+            for rel, c in self.calls:
+                tail = c["func"].rsplit(".", 1)[-1]
+                if known.lookup_model(tail) and (
+                    c["func"].startswith(
+                        (
+                            "models.",
+                            "torchvision",
+                            "tv.",
+                            "timm",
+                            "tf.keras.applications",
+                            "keras.applications",
+                            "applications.",
+                        )
+                    )
+                    or c["func"] == tail
+                ):
+                    if self._active(c) is not False:
+                        name = (tail, [f"{rel}:{c['line']}"])
+                        break
+        if name is None:
+            for rel, c in self._find_calls("getattr"):
+                if len(c["args"]) >= 2 and c["args"][0] in {"models", "torchvision.models", "tv.models"}:
+                    ok, v, ev = R.eval(c["args"][1])
+                    if ok and isinstance(v, str):
+                        name = (v, [f"{rel}:{c['line']}", *ev])
+        if name is None:
+            for k in MODEL_NAME:
+                pv = P.get(k)
+                if (
+                    pv is not None
+                    and isinstance(pv.value, str)
+                    and (known.lookup_model(pv.value) or known.family_of(pv.value))
+                ):
+                    name = (pv.value, pv.where)
+                    break
+        if name is not None:
+            hit = known.lookup_model(name[0])
+            r.put("model_name", hit[0] if hit else known.normalise_name(name[0]), name[1])
+            fam = known.family_of(name[0])
+            if fam:
+                r.put("model_family", fam, name[1])
+        if r.val("model_family") is None:
+            fam = self._family_from_code()
+            if fam:
+                r.put("model_family", fam[0], fam[1])
+
+    def _family_from_code(self) -> tuple[str, list[str]] | None:
+        """Model classes the job defines (`class GPT(nn.Module)`), or Megatron's pretrain_<family>.py."""
+        for rel, s in self.r.py.items():
+            names = {c["name"] for c in s["classes"]}
+            if any(n.endswith("Generator") for n in names) and any(
+                n.endswith("Discriminator") for n in names
+            ):
+                c = next(c for c in s["classes"] if c["name"].endswith("Discriminator"))
+                return "gan", [f"{rel}:{c['line']}"]
+        for rel, s in self.r.py.items():
+            for c in s["classes"]:
+                if any(
+                    b.endswith(("Module", "LightningModule", "Model", "PreTrainedModel", "keras.Model"))
+                    for b in c["bases"]
+                ):
+                    fam = known.family_of(c["name"])
+                    if fam:
+                        return fam, [f"{rel}:{c['line']}"]
+        for rel, c in self.calls:  # library model classes: BertForMaskedLM(config), UNet2DModel(...)
+            tail = c["func"].rsplit(".", 1)[-1]
+            if re.match(r"^[A-Z]\w*(Model|LMHeadModel|For[A-Z]\w+)$", tail) and self._active(c) is not False:
+                fam = known.family_of(tail)
+                if fam:
+                    return fam, [f"{rel}:{c['line']}"]
+        if self.r.entry:
+            stem = PurePosixPath(self.r.entry).stem
+            m = re.match(r"pretrain_(\w+)", stem)
+            if m and known.family_of(m.group(1)):
+                return known.family_of(m.group(1)), list(self.r.launch.args_where)  # type: ignore[union-attr,return-value]
+        return None

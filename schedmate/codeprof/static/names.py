@@ -1,0 +1,157 @@
+"""The names a value goes by in real jobs' code and configs (data tables), and scalar parsing."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MICRO = (
+    "micro_batch_size",
+    "per_device_train_batch_size",
+    "train_micro_batch_size_per_gpu",
+    "micro_bsz",
+    "local_batch_size",
+    "batch_size_per_gpu",
+    "per_gpu_batch_size",
+    "per_gpu_train_batch_size",
+    "batch_size_per_device",
+    "per_device_batch_size",
+    "batch_size_per_replica",
+    "micro_batch",
+    "train_batch_size",
+    "mbs",
+    "batch_size",
+    "bs",
+    "train.batch_size",
+    "training.batch_size",
+)
+GLOBAL = ("global_batch_size", "total_batch_size", "global_bs", "effective_batch_size", "gbs", "ims_per_batch",
+          "global_train_batch_size")
+ACCUM = (
+    "gradient_accumulation_steps",
+    "grad_accum_steps",
+    "accumulate_grad_batches",
+    "grad_accum",
+    "accum_steps",
+    "gradient_accumulation",
+    "accumulation_steps",
+    "grad_acc_steps",
+    "accum_iter",
+    "gradient_accumulation_iters",
+)
+SEQ = (
+    "seq_len",
+    "seq_length",
+    "max_seq_length",
+    "max_seq_len",
+    "block_size",
+    "sequence_length",
+    "context_length",
+    "max_length",
+    "ctx_len",
+    "encoder_seq_length",
+    "max_source_length",
+    "n_ctx",
+    "max_position_embeddings",
+)
+EPOCHS = (
+    "epochs",
+    "num_epochs",
+    "num_train_epochs",
+    "max_epochs",
+    "n_epochs",
+    "train_epochs",
+    "total_epochs",
+)
+STEPS = (
+    "max_steps",
+    "train_steps",
+    "max_iters",
+    "train_iters",
+    "total_steps",
+    "num_train_steps",
+    "training.steps",
+    "max_iterations",
+    "total_iters",
+    "num_iterations",
+    "num_updates",
+    "num_training_steps",
+    "max_train_steps",
+    "max_iter",
+    "total_training_steps",
+    "num_train_steps",
+    "training_steps",
+    "num_steps",
+)
+# names computed inside functions that the static pass evaluates (`steps = tokens // (bs * seq * world)`)
+COMPUTED_STEPS = STEPS + ("steps", "n_iters", "iterations")
+TP = (
+    "tensor_model_parallel_size",
+    "tensor_parallel_degree",
+    "tensor_parallel_size",
+    "tp_size",
+    "tp_degree",
+    "tp",
+)
+PP = (
+    "pipeline_model_parallel_size",
+    "pipeline_parallel_degree",
+    "pipeline_parallel_size",
+    "pp_size",
+    "pp_degree",
+    "pp",
+)
+EP = ("expert_model_parallel_size", "expert_parallel_degree", "expert_parallel_size", "ep_size", "ep")
+CP = ("context_parallel_size", "context_parallel_degree", "cp_size", "cp")
+LAYERS = ("num_layers", "n_layer", "n_layers", "num_hidden_layers", "layers", "depth", "nlayers", "num_layer")
+HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "embed_dim", "hidden_dim", "emb_dim", "n_embed", "width")
+VOCAB = ("vocab_size", "padded_vocab_size", "n_vocab", "ntokens", "num_tokens")
+FFN = ("ffn_hidden_size", "intermediate_size", "ffn_dim", "d_ff", "dim_feedforward", "mlp_dim")
+EXPERTS = ("num_experts", "num_local_experts", "n_experts", "moe_num_experts")
+MODEL_NAME = (
+    "model_name_or_path",
+    "init_from",
+    "pretrained_model_name_or_path",
+    "model_name",
+    "model_id",
+    "arch",
+    "architecture",
+    "model_type",
+    "model.name",
+    "model",
+    "base_model",
+    "network",
+    "net",
+    "backbone",
+)
+HF_DEFAULTS = {
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 1,
+    "num_train_epochs": 3,
+    "max_steps": -1,
+    "fp16": False,
+    "bf16": False,
+}
+LIGHTNING_KW = {
+    "devices",
+    "gpus",
+    "num_nodes",
+    "strategy",
+    "precision",
+    "max_epochs",
+    "max_steps",
+    "accumulate_grad_batches",
+    "accelerator",
+}
+_FLAG_WORDS = re.compile(r"^(true|false|yes|no|none|null)$", re.IGNORECASE)
+
+
+def parse_scalar(s: str) -> Any:
+    t = s.strip()
+    if re.fullmatch(r"[+-]?\d+", t):
+        return int(t)
+    if re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?", t):
+        return float(t)
+    if _FLAG_WORDS.match(t):
+        return {"true": True, "yes": True, "false": False, "no": False}.get(t.lower())
+    return t.strip("\"'")

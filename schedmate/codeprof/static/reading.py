@@ -1,0 +1,308 @@
+"""Reading the job: the entry script and its local imports, code defaults, the command line, config files (with inheritance) and Hydra."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+
+from schedmate.codeprof.config_tree import load_tree
+from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
+from schedmate.codeprof.params import (
+    CODE_DEFAULT,
+    COMMAND_LINE,
+    CONFIG,
+    CONFIG_OVERRIDE,
+    LIBRARY_DEFAULT,
+    norm,
+)
+from schedmate.codeprof.pyast import analyze_python
+from schedmate.codeprof.static.names import (
+    HF_DEFAULTS,
+    parse_scalar,
+)
+
+
+class ReadingMixin:
+    """Reading the job: the entry script and its local imports, code defaults, the command line, config files (with inheritance) and Hydra."""
+
+    def _read_python(self, rel: str, entry: bool = False) -> None:
+        if rel in self.r.py:
+            return
+        text = self.wd.read_text(rel)
+        if text is None:
+            why = self.wd.skipped.get(rel, "missing")
+            self.r.notes.append(f"{rel}: not read ({why})")
+            return
+        try:
+            summary = self.py_cache(rel, text) if self.py_cache else analyze_python(text)
+        except SyntaxError as e:
+            self.r.notes.append(f"{rel}:{e.lineno}: Python syntax error, file skipped: {e.msg}")
+            return
+        self.r.py[rel] = summary
+        self.calls.extend((rel, c) for c in summary["calls"])
+        if entry:
+            # local modules the entry imports (one level): model definitions, config dataclasses
+            base = str(PurePosixPath(rel).parent)
+            for imp in summary["imports"]:
+                parts = imp.split(".")
+                for k in range(len(parts), 0, -1):
+                    for root in (base, self.r.launch.base if self.r.launch else "", ""):
+                        cand = self.wd.rel("/".join(parts[:k]) + ".py", root)
+                        if cand and cand != rel and self.wd.exists(cand) and len(self.r.py) < 12:
+                            self._read_python(cand)
+                            break
+                    else:
+                        continue
+                    break
+
+    def _launcher_config(self, path: str) -> None:
+        rel = self.wd.rel(path)
+        text = self.wd.read_text(rel) if rel else None
+        if text is None:
+            self.r.notes.append(f"launcher config {path} not readable in the workdir")
+            return
+        try:
+            cfg = parse_config(rel, text)  # type: ignore[arg-type]
+        except ConfigError as e:
+            self.r.notes.append(str(e))
+            return
+        L = self.r.launch
+        assert L is not None
+        if "distributed_type" in cfg or "num_processes" in cfg:
+            from schedmate.codeprof.launch.accelerate import accelerate_config
+            from schedmate.codeprof.launch.context import Ctx
+            from schedmate.codeprof.launch.model import combine
+
+            accelerate_config(Ctx(self.wd, L), rel, rel)  # type: ignore[arg-type]
+            combine(L)
+        elif "zero_optimization" in cfg or "train_micro_batch_size_per_gpu" in cfg:
+            L.put("ds_config", rel, rel)  # type: ignore[arg-type]
+
+    def _uses_hf_args(self) -> bool:
+        for s in self.r.py.values():
+            if any(
+                c.split(".")[-1] in {"TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"}
+                for c in s["hf_parser"]
+            ):
+                return True
+        return False
+
+    def _defaults(self) -> None:
+        P = self.r.params
+        if self._uses_hf_args():
+            for k, v in HF_DEFAULTS.items():
+                P.set(k, v, "transformers.TrainingArguments default", LIBRARY_DEFAULT)
+        for rel, s in self.r.py.items():
+            for a in s["argparse"]:
+                if a["has_default"]:
+                    P.set(a["dest"], a["default"], f"{rel}:{a['line']}", CODE_DEFAULT)
+            wanted = {c.split(".")[-1] for c in s["hf_parser"]}
+            for cname, fields in s["dataclasses"].items():
+                if cname in wanted or re.search(r"(Config|Args|Arguments|Hparams|HParams|Settings)$", cname):
+                    for f in fields:
+                        if f["has_default"]:
+                            P.set(f["name"], f["default"], f"{rel}:{f['line']}", CODE_DEFAULT)
+            if rel == self.r.entry:  # nanoGPT-style module globals of the entry script
+                import ast as _ast
+
+                from schedmate.codeprof.pyast import const_eval
+
+                known_globals: dict[str, Any] = {}
+                for a in s["assigns"]:
+                    if a["depth"] != 0 or a["op"] is not None or "." in a["target"] or a.get("when"):
+                        continue
+                    try:
+                        ok, v = const_eval(_ast.parse(a["expr"], mode="eval").body, known_globals)
+                    except SyntaxError:
+                        continue
+                    if ok and isinstance(v, (int, float, str, bool)):
+                        known_globals[a["target"]] = v
+                        P.set(a["target"], v, f"{rel}:{a['line']}", CODE_DEFAULT)
+                    elif ok and isinstance(v, dict) and v and all(isinstance(k, str) for k in v):
+                        for k, x in flatten(v, a["target"]):  # CFG = {"epochs": 50} -> cfg.epochs
+                            if isinstance(x, (int, float, str, bool)):
+                                P.set(k, x, f"{rel}:{a['line']}", CODE_DEFAULT)
+
+    def _flag_dest(self) -> dict[str, tuple[str, Any]]:
+        """flag spelling -> (dest, action)."""
+        out: dict[str, tuple[str, Any]] = {}
+        for s in self.r.py.values():
+            for a in s["argparse"]:
+                for f in a["flags"]:
+                    out[f] = (a["dest"], a["action"])
+        return out
+
+    def _command_line_args(self) -> None:
+        L = self.r.launch
+        assert L is not None
+        P = self.r.params
+        flags = self._flag_dest()
+        where = L.args_where
+        args = L.args
+        positional: list[str] = []
+        i = 0
+        while i < len(args):
+            t = args[i]
+            if t.startswith("-") and len(t) > 1 and not re.fullmatch(r"-\d+(\.\d*)?", t):
+                name, eq, val = t.partition("=")
+                dest, action = flags.get(name, (norm(name), None))
+                if eq:
+                    P.set(dest, parse_scalar(val), where, COMMAND_LINE)
+                    i += 1
+                elif action in {"store_true", "store_false"}:
+                    P.set(dest, action == "store_true", where, COMMAND_LINE)
+                    i += 1
+                elif i + 1 < len(args) and (
+                    not args[i + 1].startswith("-") or re.fullmatch(r"-\d+(\.\d*)?", args[i + 1])
+                ):
+                    vals = [args[i + 1]]
+                    j = i + 2
+                    while (
+                        j < len(args)
+                        and not args[j].startswith("-")
+                        and "=" not in args[j]
+                        and action == "nargs"
+                    ):
+                        vals.append(args[j])
+                        j += 1
+                    P.set(dest, parse_scalar(vals[0]), where, COMMAND_LINE)
+                    i = j
+                else:
+                    P.set(dest, True, where, COMMAND_LINE)
+                    i += 1
+            elif re.match(r"^\+{0,2}[A-Za-z_][\w.]*=", t):  # Hydra / key=value override
+                k, _, v = t.lstrip("+").partition("=")
+                P.set(k, parse_scalar(v), where, COMMAND_LINE)
+                self._hydra_overrides[k] = v
+                i += 1
+            else:
+                positional.append(t)
+                i += 1
+        self._positional = positional
+
+    def _config_paths(self) -> list[tuple[str, str, int]]:
+        """(workdir-relative path, evidence, layer) of the config files the job uses."""
+        P = self.r.params
+        L = self.r.launch
+        assert L is not None
+        out: list[tuple[str, str, int]] = []
+        base = str(PurePosixPath(self.r.entry).parent) if self.r.entry else L.base
+
+        def add(path: Any, where: str, layer: int) -> None:
+            if not isinstance(path, str) or not path.lower().endswith(
+                (".yaml", ".yml", ".json", ".toml", ".py")
+            ):
+                return
+            for root in (L.base, base, ""):
+                rel = self.wd.rel(path, root)
+                if rel and self.wd.exists(rel):
+                    if rel not in [o[0] for o in out] and rel != self.r.entry and rel not in self.r.py:
+                        out.append((rel, where, layer))
+                    return
+            self.r.notes.append(f"config {path} named at {where} is not in the workdir")
+
+        for key, pv in P.items():
+            leaf = key.rsplit(".", 1)[-1]
+            if re.search(
+                r"(^|_)(config|cfg|config_file|config_path|conf|yaml|hparams_file)$", leaf
+            ) and not re.search(r"deepspeed|ds_config", leaf):
+                add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
+        for p in self._positional:
+            add(p, L.args_where[0], CONFIG_OVERRIDE)
+        for rel, c in self.calls:
+            tail = c["func"].rsplit(".", 1)[-1]
+            if tail in {
+                "open",
+                "load",
+                "safe_load",
+                "from_json_file",
+                "from_yaml",
+                "Path",
+                "load_config",
+                "from_file",
+                "read_text",
+            }:
+                for a in c["args"][:1]:
+                    m = re.fullmatch(r"""['"]([^'"]+\.(?:ya?ml|json|toml))['"]""", a)
+                    if m:
+                        add(m.group(1), f"{rel}:{c['line']}", CONFIG)
+        return out
+
+    def _config_files(self) -> None:
+        self._hydra()
+        for rel, _where, layer in self._config_paths():
+            self._load_config(rel, layer, prefix="")
+
+    def _load_config(self, rel: str, layer: int, prefix: str = "") -> dict[str, Any] | None:
+        text = self.wd.read_text(rel)
+        if text is None:
+            self.r.notes.append(f"config {rel} not read ({self.wd.skipped.get(rel, 'missing')})")
+            return None
+        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {})
+        self.r.notes.extend(n for n in tree.notes if n not in self.r.notes)
+        if rel not in tree.files:
+            return None
+        cfg = tree.data
+        for f in tree.files:
+            if f not in self.r.configs:
+                self.r.configs.append(f)
+        if "zero_optimization" in cfg or "train_micro_batch_size_per_gpu" in cfg:
+            self._ds_cfg = (rel, cfg, text)
+            return cfg
+        flat = flatten(cfg)
+        wheres = tree.where
+        leaf_vals: dict[str, set[str]] = {}
+        for k, v in flat:
+            leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
+        for k, v in flat:
+            if k == "defaults" or isinstance(v, list) and k.endswith("defaults"):
+                continue
+            key = f"{prefix}.{k}" if prefix else k
+            cur = self.r.params.get(key) if "." in key else self.r.params._full.get(norm(key))
+            if cur is not None and cur.layer >= COMMAND_LINE:
+                continue
+            self.r.params.set(
+                key, v, wheres.get(k, f"{rel}:1"), layer, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1
+            )
+        return cfg
+
+    def _hydra(self) -> None:
+        self._ds_cfg: tuple[str, dict[str, Any], str] | None = None
+        for rel, c in self.calls:
+            if not c["func"].endswith("hydra.main") and c["func"] != "main":
+                continue
+            if "config_name" not in c["kwargs"]:
+                continue
+            cp = c["kwargs"].get("config_path", "'.'").strip("'\"")
+            cn = c["kwargs"]["config_name"].strip("'\"")
+            base = str(PurePosixPath(rel).parent)
+            root = self.wd.rel(cp, base) or ""
+            main = self.wd.rel(f"{cn}.yaml", root)
+            if not main or not self.wd.exists(main):
+                self.r.notes.append(f"hydra config {cp}/{cn}.yaml named at {rel}:{c['line']} not found")
+                return
+            text = self.wd.read_text(main) or ""
+            try:
+                cfg = parse_config(main, text)
+            except ConfigError as e:
+                self.r.notes.append(str(e))
+                return
+            for d in cfg.get("defaults", []) or []:
+                if isinstance(d, dict):
+                    for group, choice in d.items():
+                        group = str(group).lstrip("+/").split("@")[0]
+                        choice = self._hydra_overrides.get(group, choice)
+                        sub = self.wd.rel(f"{group}/{choice}.yaml", root)
+                        if sub and self.wd.exists(sub):
+                            self._load_config(sub, CONFIG, prefix=group.replace("/", "."))
+                            self.r.params.set(
+                                group,
+                                choice,
+                                f"{main}:{key_lines(text, [group]).get(group, 1)}"
+                                if group not in self._hydra_overrides
+                                else self.r.launch.args_where,
+                                CONFIG,
+                            )
+            self._load_config(main, CONFIG)
+            return

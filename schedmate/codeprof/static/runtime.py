@@ -1,0 +1,299 @@
+"""Values fixed in code at run time (TrainingArguments, Trainer, Accelerator, model configs) and the job's topology."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from schedmate.codeprof.launch import Setting
+from schedmate.codeprof.params import (
+    CODE_DEFAULT,
+    COMMAND_LINE,
+    RUNTIME,
+)
+from schedmate.codeprof.resolve import Resolver
+from schedmate.codeprof.static.names import (
+    COMPUTED_STEPS,
+    EXPERTS,
+    FFN,
+    HIDDEN,
+    LAYERS,
+    LIGHTNING_KW,
+    VOCAB,
+)
+
+
+class RuntimeMixin:
+    """Values fixed in code at run time (TrainingArguments, Trainer, Accelerator, model configs) and the job's topology."""
+
+    def _make_resolver(self) -> Resolver:
+        L = self.r.launch
+        assert L is not None
+        env = dict(L.env)
+        world = L.get("num_procs")
+        local = L.get("procs_per_node")
+        if L.get("distributed_launcher") and world is not None:
+            env.setdefault("WORLD_SIZE", str(world))
+            env.setdefault("RANK", "0")
+            env.setdefault("LOCAL_RANK", "0")
+            if local is not None:
+                env.setdefault("LOCAL_WORLD_SIZE", str(local))
+            if "srun" in L.chain:
+                env.setdefault("SLURM_NTASKS", str(world))
+                env.setdefault("SLURM_PROCID", "0")
+        if L.get("single_process"):
+            world = world or 1
+        assigns: dict[str, list[dict[str, Any]]] = {}
+        entry = self.r.py.get(self.r.entry or "", {})
+        for a in entry.get("assigns", []):
+            assigns.setdefault(a["target"], []).append(a)
+        return Resolver(self.r.params, env, world, local, assigns, self.r.entry or "")
+
+    def _active(self, call: dict[str, Any]) -> bool | None:
+        return self._resolver.truth(call.get("when", []))
+
+    def _find_calls(self, *tails: str, prefix: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        out = []
+        for rel, c in self.calls:
+            tail = c["func"].rsplit(".", 1)[-1]
+            if (
+                tail in tails
+                and (prefix is None or c["func"].startswith(prefix))
+                and self._active(c) is not False
+            ):
+                out.append((rel, c))
+        return out
+
+    def _runtime_values(self) -> None:
+        P = self.r.params
+        R = self._resolver
+        self.lightning: dict[str, tuple[Any, list[str]]] = {}
+        self.accel_kw: dict[str, tuple[Any, list[str]]] = {}
+        for rel, c in self._find_calls("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
+            for k, src in c["kwargs"].items():
+                ok, v, ev = R.eval(src)
+                if ok:
+                    P.set(k, v, [f"{rel}:{c['line']}", *ev], RUNTIME)
+        if self._imports_any("lightning", "pytorch_lightning"):
+            for rel, c in self._find_calls("Trainer"):
+                for k, src in c["kwargs"].items():
+                    if k in LIGHTNING_KW:
+                        ok, v, ev = R.eval(src)
+                        if ok:
+                            self.lightning[k] = (v, [f"{rel}:{c['line']}", *ev])
+        for rel, c in self._find_calls("Accelerator"):
+            for k, src in c["kwargs"].items():
+                ok, v, ev = R.eval(src)
+                if ok:
+                    self.accel_kw[k] = (v, [f"{rel}:{c['line']}", *ev])
+        # model config objects: GPTConfig(n_layer=...), LlamaConfig(...), dict(n_layer=...); a dimension
+        # given different values by different calls (a table of presets) is ambiguous and left out
+        dims: dict[str, list[tuple[Any, list[str]]]] = {}
+        for rel, c in self.calls:
+            tail = c["func"].rsplit(".", 1)[-1]
+            if (
+                (re.search(r"(Config|Args|ModelArgs)$", tail) or tail == "dict")
+                and tail not in {"TrainingArguments", "SFTConfig"}
+                and self._active(c) is not False
+            ):
+                for k, src in c["kwargs"].items():
+                    if k in LAYERS + HIDDEN + VOCAB + FFN + EXPERTS:
+                        ok, v, ev = R.eval(src)
+                        if ok and isinstance(v, int) and not isinstance(v, bool):
+                            dims.setdefault(k, []).append((v, [f"{rel}:{c['line']}", *ev]))
+        for k, vals in dims.items():
+            if len({v for v, _ in vals}) == 1:
+                P.set(k, vals[0][0], vals[0][1], RUNTIME)
+        # durations computed in code: `args.num_iterations = args.total_timesteps // args.batch_size`
+        entry_assigns = self.r.py.get(self.r.entry or "", {}).get("assigns", [])
+        for a in entry_assigns:
+            leaf = a["target"].rsplit(".", 1)[-1]
+            holder = a["target"].split(".")[0] if "." in a["target"] else None
+            if (
+                a["op"] is None
+                and leaf in COMPUTED_STEPS
+                and (
+                    (holder is None and a["depth"] > 0) or holder in {"args", "cfg", "config", "opt", "self"}
+                )
+            ):
+                if a.get("when") and R.truth(a["when"]) is not True:
+                    continue
+                ok, v, ev = R.eval(a["expr"])
+                if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+                    P.set(
+                        "train_steps" if leaf in {"steps", "n_iters", "iterations"} else leaf,
+                        int(v),
+                        [f"{self.r.entry}:{a['line']}", *ev],
+                        RUNTIME,
+                    )
+        # in-place updates of known values (nanoGPT: gradient_accumulation_steps //= ddp_world_size)
+        entry = self.r.py.get(self.r.entry or "", {})
+        for a in entry.get("assigns", []):
+            if a["op"] and a["depth"] == 0 and "." not in a["target"]:
+                cur = P.get(a["target"])
+                if cur is None or (a.get("when") and R.truth(a["when"]) is False):
+                    continue
+                ok, v, ev = R.eval(f"({cur.value!r}) {a['op']} ({a['expr']})")
+                if ok and isinstance(v, (int, float)):
+                    if a["op"] == "//" or isinstance(cur.value, int) and float(v).is_integer():
+                        v = int(v)
+                    P.set(a["target"], v, [*cur.where, f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
+
+    def _imports_any(self, *mods: str) -> list[str]:
+        hits = []
+        for rel, s in self.r.py.items():
+            for imp in s["imports"]:
+                if imp.split(".")[0] in mods or imp in mods:
+                    hits.append(rel)
+                    break
+        return hits
+
+    def _uses_gpu(self) -> tuple[bool | None, list[str]]:
+        L = self.r.launch
+        assert L is not None
+        if L.get("cpu_only"):
+            return False, L.settings["cpu_only"].where
+        acc = self.lightning.get("accelerator")
+        if acc and str(acc[0]).lower() == "cpu":
+            return False, acc[1]
+        no_cuda = self.r.params.get("no_cuda", "use_cpu")
+        if no_cuda is not None and no_cuda.value is True and no_cuda.layer >= CODE_DEFAULT:
+            return False, no_cuda.where
+        cuda_hits: list[str] = []
+        for rel, c in self.calls:
+            blob = " ".join([c["func"], *c["args"], *c["kwargs"].values()])
+            if re.search(r"cuda|nccl|\bgpu", blob, re.IGNORECASE) and self._active(c) is not False:
+                cuda_hits.append(f"{rel}:{c['line']}")
+        for rel, s in self.r.py.items():
+            for a in s["assigns"]:
+                if re.search(r"cuda|nccl", a["expr"]):
+                    cuda_hits.append(f"{rel}:{a['line']}")
+        cvd = L.env.get("CUDA_VISIBLE_DEVICES")
+        if cvd is not None and cvd.strip() not in {"", "-1"}:
+            return True, ["env:CUDA_VISIBLE_DEVICES"]
+        dev = self.r.params.get("device")
+        if dev is not None and isinstance(dev.value, str):
+            if dev.value.startswith("cuda"):
+                return True, dev.where
+            if dev.value == "cpu" and dev.layer >= COMMAND_LINE:
+                return False, dev.where
+        if cuda_hits:
+            return True, cuda_hits[:3]
+        if self._imports_any(
+            "transformers",
+            "lightning",
+            "pytorch_lightning",
+            "accelerate",
+            "deepspeed",
+            "megatron",
+            "horovod",
+            "torchtitan",
+            "jax",
+            "flax",
+            "tensorflow",
+            "keras",
+        ):
+            return None, []
+        if self.r.py:
+            return False, [f"{self.r.entry}:1"]
+        return None, []
+
+    def _topology(self) -> None:
+        r, L = self.r, self.r.launch
+        assert L is not None
+        self._world: int | None = None
+        uses_gpu, gpu_ev = self._uses_gpu()
+        self._gpu = uses_gpu
+        nodes = L.settings.get("num_nodes")
+        ppn = L.settings.get("procs_per_node")
+        nprocs = L.settings.get("num_procs")
+        lt = self.lightning
+        if L.get("single_process"):
+            # self-spawning trainers: Lightning (devices, num_nodes), mp.spawn(nprocs=...)
+            if "devices" in lt or "gpus" in lt:
+                v, ev = lt.get("devices", lt.get("gpus"))  # type: ignore[misc]
+                n = (
+                    v
+                    if isinstance(v, int) and not isinstance(v, bool)
+                    else (len(v) if isinstance(v, list) else None)
+                )
+                if n is not None and n > 0:
+                    ppn = Setting(n, ev)
+                    nprocs = None
+                elif v in (-1, "auto", "-1"):
+                    ppn, nprocs = None, None
+            if "num_nodes" in lt:
+                v, ev = lt["num_nodes"]
+                if isinstance(v, int):
+                    nodes = Setting(v, ev)
+            for rel, c in self._find_calls("spawn", "start_processes"):
+                if c["func"].split(".")[0] in {"mp", "torch", "multiprocessing"} and "nprocs" in c["kwargs"]:
+                    ok, v, ev = self._resolver.eval(c["kwargs"]["nprocs"])
+                    nprocs = None
+                    if ok and isinstance(v, int):
+                        ppn = Setting(v, [f"{rel}:{c['line']}", *ev])
+                    else:
+                        ppn = None
+            tf_or_jax = self._imports_any("tensorflow", "jax")
+            if tf_or_jax and uses_gpu and self._mirrored():
+                ppn = None  # one process drives every visible GPU
+                cvd = L.env.get("CUDA_VISIBLE_DEVICES")
+                nprocs = None
+                if cvd:
+                    ppn = Setting(len([d for d in cvd.split(",") if d.strip()]), ["env:CUDA_VISIBLE_DEVICES"])
+        if nodes is not None and nodes.value is not None:
+            r.put("num_nodes", nodes.value, nodes.where)
+        if (
+            uses_gpu is None
+            and L.get("single_process")
+            and not self._imports_any("transformers")
+            and (self._find_calls("Accelerator") or "devices" in lt)
+        ):
+            uses_gpu = True  # one process; Accelerate/Lightning put it on the GPU when there is one
+        if uses_gpu is False:
+            r.put("gpus_per_node", 0, gpu_ev, note="no GPU use in the code")
+            r.put("num_gpus", 0, gpu_ev, note="no GPU use in the code")
+            self._world = (
+                nprocs.value
+                if nprocs
+                else (ppn.value * nodes.value if ppn and nodes and ppn.value and nodes.value else None)
+            )
+            return
+        if uses_gpu is None and not L.get("distributed_launcher") and not self.lightning:
+            return
+        gpn_explicit = L.settings.get("gpus_per_node")
+        if ppn is not None and ppn.value is not None:
+            r.put("gpus_per_node", ppn.value, ppn.where)
+        elif gpn_explicit is not None and L.get("single_process") is None and L.get("num_procs") is None:
+            r.put("gpus_per_node", gpn_explicit.value, gpn_explicit.where)
+        gpn = r.val("gpus_per_node")
+        nn = r.val("num_nodes")
+        if (
+            nprocs is not None
+            and nprocs.value is not None
+            and (ppn is None or nprocs.value != (ppn.value or 0) * (nn or 0))
+        ):
+            r.put("num_gpus", nprocs.value, nprocs.where)
+            if gpn is None and nn:
+                if nprocs.value % nn == 0:
+                    r.put("gpus_per_node", nprocs.value // nn, nprocs.where + (nodes.where if nodes else []))
+        elif gpn is not None and nn is not None:
+            r.put(
+                "num_gpus",
+                gpn * nn,
+                self.r.facts["gpus_per_node"].evidence + self.r.facts["num_nodes"].evidence,
+            )
+        self._world = r.val("num_gpus")
+
+    def _mirrored(self) -> bool:
+        return bool(
+            self._find_calls(
+                "MirroredStrategy",
+                "pmap",
+                "local_device_count",
+                "devices",
+                "Mesh",
+                "mesh_utils",
+                "create_device_mesh",
+            )
+        ) or not self._find_calls("DistributedDataParallel", "DDP")
