@@ -2,9 +2,10 @@
 the submitted command line through wrapper scripts, `source`d files, functions, conditions and loops,
 and returns every program it would start (`Exec`) with expanded arguments, environment and evidence.
 
-`lexer` (tokens, here-documents) -> `parser` (syntax tree) -> `expand` (parameter/arithmetic expansion,
-quote removal, field splitting; unknown values are marked, never guessed) -> `interp` (the walk, with
-joins over conditions it cannot decide).
+`lexer` (tokens, here-documents) -> `parser` (syntax tree) -> `expand` (parameter expansion, quote
+removal, field splitting; `values`: unknown values are marked, never guessed; `arith`: bash arithmetic) ->
+`interp` (the walk, with `state` forked and joined over conditions it cannot decide; `builtins`: source,
+cd, functions, nested scripts; `conditions`: test/[/[[; `slurm_env`: #SBATCH options).
 """
 
 from __future__ import annotations

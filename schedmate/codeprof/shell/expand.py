@@ -6,7 +6,7 @@ splitting. Command substitution is never run: `$(...)` is unknown, except for a 
 value follows from the script itself (`$(echo ...)`, `$(dirname ...)`, `$(basename ...)`, `$(pwd)`,
 `$(cd "$(dirname "$0")" && pwd)`, `$(expr ...)`).
 
-An unknown value travels inside the expanded text as `\\x00NAME\\x00`, so whatever consumes a word can
+An unknown value travels inside the expanded text as `\x00NAME\x00`, so whatever consumes a word can
 tell it is unknown and say which variable made it so (`unknown_names`).
 """
 
@@ -14,225 +14,20 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
-MARK = "\x00"
-ROOT = "/__workdir__"
-"""Where `$0`, `$PWD` and `$(pwd)` point: the workdir root as an absolute path, so paths built from them
-(`$(cd "$(dirname "$0")" && pwd)/../configs`) stay anchored whatever the current directory is."""
-
-
-def anchored(rel: str) -> str:
-    return f"{ROOT}/{rel}" if rel and rel != "." else ROOT
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-_MARKED = re.compile("\x00([^\x00]*)\x00")
-
-
-def unknown(name: str) -> str:
-    return f"{MARK}{name}{MARK}"
-
-
-def is_unknown(text: str) -> bool:
-    return MARK in text
-
-
-def unknown_names(text: str) -> list[str]:
-    return _MARKED.findall(text)
-
-
-def readable(text: str) -> str:
-    """`--nproc=$NGPU` for display: unknown pieces shown as their variable."""
-    return _MARKED.sub(lambda m: f"${{{m.group(1)}}}", text)
-
-
-class Unknown(Exception):
-    def __init__(self, name: str = "?") -> None:
-        super().__init__(name)
-        self.name = name
-
-
-@dataclass
-class Lookup:
-    """What expansion needs from the interpreter."""
-
-    get: Callable[[str], str | None]
-    """a scalar variable's value; None when unset"""
-    get_array: Callable[[str], list[str] | None]
-    set: Callable[[str, str], None]
-    positional: Callable[[], list[str]]
-    special: Callable[[str], str | None]
-    """`0`, `#`, `?`, `$`, `!`, `PWD`, `BASH_SOURCE`: a value, or None when unknown"""
-    cwd: Callable[[], str]
-    used: set[str] = field(default_factory=set)
-
-
-# ------------------------------------------------------------------------------------------ arithmetic
-
-_ARITH_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)|([A-Za-z_]\w*)|(\+\+|--|\*\*|<<=|>>=|<<|>>|<=|>=|==|!="
-                          r"|&&|\|\||[-+*/%&|^]=|[-+*/%<>=!~&|^?:(),]))")
-_BINARY = {
-    "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "<=": 7, ">": 7, ">=": 7,
-    "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10, "**": 11,
-}
-
-
-class _Arith:
-    def __init__(self, text: str, lk: Lookup) -> None:
-        self.toks: list[tuple[str, str]] = []
-        pos = 0
-        text = text.strip()
-        while pos < len(text):
-            m = _ARITH_TOKEN.match(text, pos)
-            if not m or m.end() == pos:
-                if text[pos:].strip() == "":
-                    break
-                raise Unknown("arith")
-            pos = m.end()
-            if m.group(1):
-                self.toks.append(("num", m.group(1)))
-            elif m.group(2):
-                self.toks.append(("name", m.group(2)))
-            else:
-                self.toks.append(("op", m.group(3)))
-        self.i = 0
-        self.lk = lk
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
-
-    def take(self) -> tuple[str, str]:
-        t = self.toks[self.i]
-        self.i += 1
-        return t
-
-    def value_of(self, name: str) -> int:
-        self.lk.used.add(name)
-        v = self.lk.get(name)
-        if v is None:
-            raise Unknown(name)  # bash would use 0; here an unset name may come from the job's environment
-        if v == "":
-            return 0
-        if is_unknown(v):
-            raise Unknown(unknown_names(v)[0] if unknown_names(v) else name)
-        v = v.strip()
-        if re.fullmatch(r"[+-]?\d+", v):
-            return int(v)
-        if _IDENT.fullmatch(v):
-            return self.value_of(v)
-        raise Unknown(name)
-
-    def run(self) -> int:
-        if not self.toks:
-            return 0
-        v = self.expr()
-        while self.peek() == ("op", ","):
-            self.take()
-            v = self.expr()
-        if self.peek() is not None:
-            raise Unknown("arith")
-        return v
-
-    def expr(self) -> int:
-        # assignment (right associative)
-        if (len(self.toks) > self.i + 1 and self.toks[self.i][0] == "name"
-                and self.toks[self.i + 1][0] == "op" and self.toks[self.i + 1][1] in
-                ("=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=")):
-            name = self.take()[1]
-            op = self.take()[1]
-            rhs = self.expr()
-            cur = self.value_of(name) if op != "=" else 0
-            val = rhs if op == "=" else _apply(op[:-1], cur, rhs)
-            self.lk.set(name, str(val))
-            return val
-        return self.ternary()
-
-    def ternary(self) -> int:
-        cond = self.binary(1)
-        if self.peek() == ("op", "?"):
-            self.take()
-            a = self.expr()
-            if self.take() != ("op", ":"):
-                raise Unknown("arith")
-            b = self.expr()
-            return a if cond else b
-        return cond
-
-    def binary(self, min_prec: int) -> int:
-        left = self.unary()
-        while (t := self.peek()) is not None and t[0] == "op" and _BINARY.get(t[1], 0) >= min_prec:
-            op = self.take()[1]
-            prec = _BINARY[op]
-            right = self.binary(prec if op == "**" else prec + 1)
-            left = _apply(op, left, right)
-        return left
-
-    def unary(self) -> int:
-        t = self.peek()
-        if t is None:
-            raise Unknown("arith")
-        if t[0] == "op" and t[1] in ("-", "+", "!", "~"):
-            self.take()
-            v = self.unary()
-            return {"-": -v, "+": v, "!": int(not v), "~": ~v}[t[1]]
-        if t[0] == "op" and t[1] in ("++", "--"):
-            self.take()
-            name = self.take()
-            if name[0] != "name":
-                raise Unknown("arith")
-            v = self.value_of(name[1]) + (1 if t[1] == "++" else -1)
-            self.lk.set(name[1], str(v))
-            return v
-        return self.postfix()
-
-    def postfix(self) -> int:
-        t = self.take()
-        if t == ("op", "("):
-            v = self.expr()
-            if self.take() != ("op", ")"):
-                raise Unknown("arith")
-            return v
-        if t[0] == "num":
-            return int(t[1], 0) if t[1].lower().startswith("0x") else int(t[1])
-        if t[0] == "name":
-            v = self.value_of(t[1])
-            nxt = self.peek()
-            if nxt is not None and nxt[0] == "op" and nxt[1] in ("++", "--"):
-                self.take()
-                self.lk.set(t[1], str(v + (1 if nxt[1] == "++" else -1)))
-            return v
-        raise Unknown("arith")
-
-
-def _apply(op: str, a: int, b: int) -> int:
-    if op in ("/", "%") and b == 0:
-        raise Unknown("division by zero")
-    if op == "/":
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q  # bash truncates toward zero
-    if op == "%":
-        return a - b * _apply("/", a, b)
-    if op == "**" and (b < 0 or b > 64):
-        raise Unknown("arith")
-    if op in ("<<", ">>") and not 0 <= b <= 64:
-        raise Unknown("arith")
-    return {
-        "+": a + b, "-": a - b, "*": a * b, "**": a ** b if op == "**" else 0, "<<": a << b if op == "<<" else 0,
-        ">>": a >> b if op == ">>" else 0, "<": int(a < b), "<=": int(a <= b), ">": int(a > b), ">=": int(a >= b),
-        "==": int(a == b), "!=": int(a != b), "&": a & b, "|": a | b, "^": a ^ b, "&&": int(bool(a and b)),
-        "||": int(bool(a or b)),
-    }[op]
-
-
-def arithmetic(text: str, lk: Lookup) -> int:
-    """Evaluate `text` as bash arithmetic; raises Unknown when a name's value is not known."""
-    expanded = expand_string(text, lk)  # $X and ${X} inside the expression expand first
-    if is_unknown(expanded):
-        raise Unknown(unknown_names(expanded)[0])
-    return _Arith(expanded, lk).run()
-
-
-# ------------------------------------------------------------------------------------------ words
+from schedmate.codeprof.shell.arith import _Arith
+from schedmate.codeprof.shell.values import (
+    _IDENT,
+    MARK,
+    ROOT,
+    Lookup,
+    Unknown,
+    anchored,
+    is_unknown,
+    readable,
+    unknown,
+    unknown_names,
+)
 
 
 def _match_brace(s: str, i: int, open_: str, close: str) -> int:
@@ -637,8 +432,6 @@ def _replace(s: str, pat: str, rep: str, op: str) -> str:
     return out
 
 
-# ------------------------------------------------------------------------------------------ $( ... )
-
 _PURE_CD_PWD = re.compile(r"""^\s*cd\s+(.+?)\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?&&\s*pwd(?:\s+-P)?\s*$""")
 
 
@@ -692,3 +485,15 @@ def _normpath(path: str, cwd: str) -> str:
     if not path.startswith("/"):
         path = posixpath.join(cwd, path)
     return posixpath.normpath(path)
+
+
+def arithmetic(text: str, lk: Lookup) -> int:
+    """Evaluate `text` as bash arithmetic; raises Unknown when a name's value is not known."""
+    expanded = expand_string(text, lk)  # $X and ${X} inside the expression expand first
+    if is_unknown(expanded):
+        raise Unknown(unknown_names(expanded)[0])
+    return _Arith(expanded, lk).run()
+
+
+__all__ = ["MARK", "ROOT", "Lookup", "Unknown", "anchored", "arithmetic", "command_substitution", "expand_heredoc",
+           "expand_string", "expand_word", "is_unknown", "readable", "unknown", "unknown_names"]

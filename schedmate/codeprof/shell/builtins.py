@@ -1,0 +1,233 @@
+"""Commands the interpreter follows itself: shell builtins, function calls, nested scripts and `test`."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+from schedmate.codeprof.shell.conditions import _TestExpr
+from schedmate.codeprof.shell.expand import (
+    Unknown,
+    arithmetic,
+    is_unknown,
+    unknown,
+)
+from schedmate.codeprof.shell.parser import (
+    Simple,
+)
+from schedmate.codeprof.shell.slurm_env import _SBATCH_FLAGS, _options, _slurm_env
+from schedmate.codeprof.shell.state import (
+    _ASSIGN,
+    _SCRIPT_SUFFIXES,
+    _SHELLS,
+    _WRAPPERS,
+    MAX_DEPTH,
+    Var,
+    _Break,
+    _Exit,
+    _Return,
+    _State,
+)
+
+
+class BuiltinsMixin:
+    """Builtins, function calls, nested scripts (`bash x.sh`, `sbatch x.sh`, `srun bash x.sh`) and conditions."""
+
+    # -- builtins ---------------------------------------------------------------------------------
+    def _builtin(self, prog: str, argv: list[str], st: _State, node: Simple,
+                 prefix_env: dict[str, tuple[str, set[str]]]) -> Any:
+        if prog in ("export", "declare", "typeset", "local", "readonly"):
+            export = prog == "export" or any(a.startswith("-") and "x" in a for a in argv[1:])
+            local = prog == "local" or (prog in ("declare", "typeset") and bool(st.locals))
+            for raw in node.words[1:]:
+                if raw.startswith("-"):
+                    continue
+                if _ASSIGN.match(raw):
+                    self._assign(raw, st, node.line, local=local, export=export)
+                elif export:
+                    for n in self._expand(raw, st)[0]:
+                        old = st.find(n)
+                        if old is not None and not old.exported:
+                            st.put(n, Var(old.value, old.array, old.where, True))
+            return True
+        if prog == "unset":
+            for n in argv[1:]:
+                if not n.startswith("-"):
+                    st.put(n, Var(None, None, (st.where(node.line),)))
+                    for scope in [st.globals, *st.locals]:
+                        scope.pop(n, None)
+            return True
+        if prog in ("source", "."):
+            if len(argv) < 2:
+                return True
+            rel = self._script_path(argv[1], st)
+            if rel is None:
+                self.run.notes.append(f"{st.script}:{node.line}: sourced file {argv[1]} is not in the workdir")
+                return None
+            if st.depth >= MAX_DEPTH:
+                return None
+            old_pos = st.positional
+            if len(argv) > 2:
+                st.positional = argv[2:]
+            st.depth += 1
+            try:
+                self._run_file(rel, st)
+            finally:
+                st.depth -= 1
+                st.positional = old_pos
+            return True
+        if prog == "cd":
+            target = argv[1] if len(argv) > 1 else ""
+            if not target or is_unknown(target) or target == "-":
+                return True
+            rel = self.files.rel(target, st.cwd)
+            if rel is None:
+                self.run.notes.append(f"{st.script}:{node.line}: cd {target} leaves the workdir")
+                return True
+            st.cwd = "" if rel == "." else rel
+            return True
+        if prog == "shift":
+            n = 1
+            if len(argv) > 1 and argv[1].isdigit():
+                n = int(argv[1])
+            st.positional = st.positional[n:]
+            return True
+        if prog == "set":
+            if "--" in argv:
+                st.positional = argv[argv.index("--") + 1:]
+            return True
+        if prog == "eval":
+            self._source_text(" ".join(argv[1:]), f"{st.script}:{node.line}(eval)", st)
+            return True
+        if prog in ("exit",):
+            raise _Exit()
+        if prog == "return":
+            raise _Return()
+        if prog in ("break", "continue"):
+            raise _Break(cont=prog == "continue")
+        if prog in ("read", "getopts", "mapfile", "readarray"):
+            for n in argv[1:]:
+                if re.fullmatch(r"[A-Za-z_]\w*", n):
+                    st.put(n, Var(unknown(n), None, (st.where(node.line),)))
+            return None
+        if prog in ("test", "["):
+            words = argv[1:-1] if prog == "[" and argv[-1:] == ["]"] else argv[1:]
+            return self._test_values(words, st, double=False)
+        if prog == "let":
+            try:
+                for a in argv[1:]:
+                    v = arithmetic(a, self._lookup(st))
+                return v != 0
+            except Unknown:
+                return None
+        if prog in ("true", ":"):
+            return True
+        if prog == "false":
+            return False
+        return NotImplemented
+
+    def _call(self, body: Any, args: list[str], st: _State) -> bool | None:
+        if st.depth >= MAX_DEPTH:
+            self.run.notes.append(f"{st.script}: functions nest deeper than {MAX_DEPTH}; not followed")
+            return None
+        old = st.positional
+        st.positional = list(args)
+        st.locals.append({})
+        st.depth += 1
+        try:
+            return self._node(body, st)
+        except _Return:
+            return True
+        finally:
+            st.depth -= 1
+            st.locals.pop()
+            st.positional = old
+
+    # -- nested scripts ---------------------------------------------------------------------------
+    def _script_path(self, path: str, st: _State) -> str | None:
+        if is_unknown(path):
+            return None
+        for base in (st.cwd, posixpath.dirname(st.script) if st.script != "cmd" else st.cwd, ""):
+            rel = self.files.rel(path, base)
+            if rel is not None and self.files.exists(rel):
+                return rel
+        return None
+
+    def _nested_script(self, argv: list[str], st: _State) -> tuple[str, list[str], list[str]] | None:
+        """(script, its args, wrapper words before it) when the command runs a shell script of the workdir."""
+        prog = posixpath.basename(argv[0])
+        if prog in _SHELLS:
+            k = 1
+            while k < len(argv) and argv[k].startswith("-") and argv[k] != "-c":
+                k += 1
+            if k < len(argv) and argv[k] == "-c":
+                return None
+            if k < len(argv):
+                rel = self._script_path(argv[k], st)
+                if rel is not None:
+                    return rel, argv[k + 1:], []
+            return None
+        if prog == "sbatch":
+            k = 1
+            while k < len(argv) and argv[k].startswith("-"):
+                attached = "=" in argv[k] or (not argv[k].startswith("--") and len(argv[k]) > 2)
+                k += 1 if attached or argv[k] in _SBATCH_FLAGS else 2
+            if k < len(argv):
+                rel = self._script_path(argv[k], st)
+                if rel is not None:
+                    return rel, argv[k + 1:], argv[:k]
+            return None
+        if argv[0].endswith(_SCRIPT_SUFFIXES):
+            rel = self._script_path(argv[0], st)
+            if rel is not None:
+                return rel, argv[1:], []
+        if prog in _WRAPPERS:
+            for k in range(1, len(argv)):
+                tok = argv[k]
+                if posixpath.basename(tok) in _SHELLS and k + 1 < len(argv):
+                    rel = self._script_path(argv[k + 1], st)
+                    if rel is not None:
+                        return rel, argv[k + 2:], argv[:k]
+                if tok.endswith(_SCRIPT_SUFFIXES):
+                    rel = self._script_path(tok, st)
+                    if rel is not None:
+                        return rel, argv[k + 1:], argv[:k]
+        return None
+
+    def _descend(self, rel: str, args: list[str], st: _State, prefix: list[str],
+                 prefix_env: dict[str, tuple[str, set[str]]], sbatch: bool) -> None:
+        if st.depth >= MAX_DEPTH:
+            self.run.notes.append(f"{rel}: scripts nest deeper than {MAX_DEPTH}; not followed")
+            return
+        child = _State({}, [], list(args), st.cwd, rel, st.depth + 1, st.conditional,
+                       [*st.prefix, *([] if sbatch else prefix)], dict(st.sbatch), stack=[*st.stack, rel])
+        for scope in [st.globals, *st.locals]:
+            for k, v in scope.items():
+                if v.exported:
+                    child.globals[k] = v
+        for k, (v, _u) in prefix_env.items():
+            child.globals[k] = Var(v, None, (st.where(self._line),), True)
+        if sbatch:
+            for name, value in _options(prefix[1:]):
+                child.sbatch[name] = (value, st.where(self._line))
+        if sbatch and child.sbatch:
+            _slurm_env(child)
+        self._run_file(rel, child, sbatch_headers=True)
+
+    # -- conditions -------------------------------------------------------------------------------
+    def _test(self, raw_words: list[str], st: _State, double: bool) -> bool | None:
+        words: list[str] = []
+        for w in raw_words:
+            if w in ("&&", "||", "(", ")", "!", "<", ">"):
+                words.append(w)
+                continue
+            fields, _ = self._expand(w, st, split=False)
+            words.append(" ".join(fields) if fields else "")
+        return self._test_values(words, st, double)
+
+    def _test_values(self, words: list[str], st: _State, double: bool) -> bool | None:
+        try:
+            return _TestExpr(words, self, st, double).run()
+        except (IndexError, ValueError):
+            return None
