@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Set up schedmate on a fresh machine (only Python needed) and run its main job or its tests.
 
-    python3 bootstrap.py demo    # venv + package + local model server (vLLM), then the replay table
-    python3 bootstrap.py test    # venv + package + both model servers (vLLM, llama.cpp) + a local Slurm
-                                 # when root and apt are there, then pytest
+    python3 bootstrap.py demo    # venv + package + local model server (llama.cpp), then the replay table
+    python3 bootstrap.py test    # venv + package + model server(s) + a local Slurm when root and apt
+                                 # are there, then pytest
+
+The engines: llama.cpp by default (on a CPU it generates several times faster than vLLM and starts in
+seconds); `SCHEDMATE_TEST_ENGINES=vllm,llamacpp python3 bootstrap.py test` adds the vLLM server (the
+production engine; about 8 more minutes on a fresh 2-core machine) and its tests, and
+`SCHEDMATE_DEMO_ENGINE=vllm python3 bootstrap.py demo` runs the demo through vLLM.
 
 Standard library only: it must run before anything is installed. Everything it installs goes into
 ./.venv (the package) and $SCHEDMATE_HOME (default ~/.schedmate: model weights, engine venvs).
@@ -69,8 +74,9 @@ def llm_env(engine: str) -> dict[str, str]:
 
 def demo() -> int:
     setup()
-    serve("vllm")
-    env = {**os.environ, **llm_env("vllm")}
+    engine = os.environ.get("SCHEDMATE_DEMO_ENGINE", "llamacpp")
+    serve(engine)
+    env = {**os.environ, **llm_env(engine)}
     return sh(SCHEDMATE, "demo", env=env, check=False)
 
 
@@ -94,11 +100,12 @@ def local_slurm() -> None:
 def test(extra: list[str]) -> int:
     setup()
     local_slurm()
-    engines = ("vllm", "llamacpp")
+    engines = tuple(e.strip() for e in os.environ.get("SCHEDMATE_TEST_ENGINES", "llamacpp").split(",") if e.strip())
     try:
         for engine in engines:
             serve(engine)
-        env = {**os.environ, **llm_env("vllm"), "SCHEDMATE_REQUIRE_LLM": "1"}
+        env = {**os.environ, **llm_env(engines[-1]), "SCHEDMATE_REQUIRE_LLM": "1",
+               "SCHEDMATE_TEST_ENGINES": ",".join(engines)}
         code = sh(PY, "-m", "pytest", "-q", *extra, env=env, check=False)
     finally:
         for engine in engines:
