@@ -51,7 +51,7 @@ def field_right(field: str, got: Any, want: Any) -> bool:
 def load_index(cache: Path) -> dict[str, dict[str, Any]]:
     p = cache / "code" / "index.jsonl"
     if not p.is_file():
-        raise SystemExit(f"{p} not found: build the corpus first (python -m eval.realjobs.rebuild)")
+        raise FileNotFoundError(f"{p} not found: build the corpus first (python -m eval.realjobs.rebuild)")
     return {r["id"]: r for r in map(json.loads, p.read_text().splitlines()) if r}
 
 
@@ -104,7 +104,7 @@ def evaluate(
             for mode in modes:
                 got, info = analyse(mode, workdir, command, dict(entry.get("env") or {}))
                 for f in CODE_FIELDS:
-                    want = getattr(it.labels, f)
+                    want = it.labels.get(f)
                     rows.append({"id": it.id, "repo": it.origin.key, "framework": it.framework, "domain": it.domain,
                                  "mode": mode, "field": f, "label": want, "got": got[f],
                                  "right": field_right(f, got[f], want),
