@@ -81,6 +81,7 @@ def replay(
     adapter: Any = "auto",
     monitor_interval_s: float | None = None,
     policy_options: dict[str, object] | None = None,
+    semantic_noise: float = 0.0,
 ) -> ReplayResult:
     """Replay `trace` (a spec for `load_trace` or a list of jobs) and return metrics.
 
@@ -90,7 +91,8 @@ def replay(
     (and read) every `monitor_interval_s` (default: the annotator's own). `adapter`: what acts on
     failure signals (default: `adapters.simulated.FailureSignalAdapter` when the annotator follows
     running jobs; None: nothing). `policy_options`: keyword arguments for `build_scheduler` (see
-    `schedmate.policies.policy_options`)."""
+    `schedmate.policies.policy_options`). `semantic_noise`: scale of the real-cluster noise added to the
+    semantic augmentation (0: none, 1: calibrated, see `schedmate.semantic.augment.SemanticNoise`)."""
     if isinstance(trace, str):
         from schedmate.traces import load_trace
 
@@ -116,7 +118,9 @@ def replay(
             root = out / "semantic" if out is not None else Path(tempfile.mkdtemp(prefix="schedmate-semantic-"))
         else:
             root = Path(semantic)
-        jobs = augment(jobs, root, seed)
+        from schedmate.semantic.augment import CALIBRATED_NOISE
+
+        jobs = augment(jobs, root, seed, noise=CALIBRATED_NOISE.scaled(semantic_noise) if semantic_noise else None)
         if ann.monitor_interval_s:  # logs are written only for annotators that read them
             ann = SemanticLogAnnotator(ann, monitor_interval_s=monitor_interval_s)
     if adapter == "auto":

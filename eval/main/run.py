@@ -1,6 +1,6 @@
 """The main table: each policy with each annotator, on real-derived and synthetic traces.
 
-    .venv/bin/python -m eval.main.run --out eval/main/results [--jobs 600] [--no-llm]
+    .venv/bin/python -m eval.main.run --out eval/main/results [--jobs 600] [--no-llm] [--semantic-noise 1]
 
 For every trace the jobs get their semantic material once (`schedmate.semantic.augment`, seeded),
 and every (policy, annotator) pair replays the same augmented jobs on the same cluster, so the only
@@ -68,6 +68,8 @@ def main() -> None:
     ap.add_argument("--policies", nargs="*", default=list(POLICIES))
     ap.add_argument("--annotators", nargs="*", default=list(ANNOTATORS))
     ap.add_argument("--traces", nargs="*", default=None)
+    ap.add_argument("--semantic-noise", type=float, default=0.0,
+                    help="scale of the real-cluster noise in the semantic augmentation (0 none, 1 calibrated)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -87,7 +89,8 @@ def main() -> None:
                     ann = SemanticAnnotator(use_llm=False) if a.no_llm else SemanticAnnotator()
                 t0 = time.perf_counter()
                 s = replay(jobs, policy=policy, annotator=ann, cluster=cluster, network="congested",
-                           semantic=sem, seed=0, monitor_interval_s=interval).summary
+                           semantic=sem, seed=0, monitor_interval_s=interval,
+                           semantic_noise=a.semantic_noise).summary
                 cost = s.annotation or {}
                 rows.append({"trace": name, "policy": policy, "annotator": annotator, "jobs": s.jobs,
                              "avg_jct_h": s.avg_jct_s / 3600, "p99_jct_h": s.p99_jct_s / 3600,

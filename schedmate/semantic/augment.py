@@ -57,6 +57,35 @@ HANG_ONSET_FRACTION = (0.3, 0.9)
 RESUBMIT_SHARE = 0.35
 """Probability that a job of a user with an earlier fitting job is an edited resubmission of it."""
 
+@dataclass(frozen=True)
+class SemanticNoise:
+    """What real clusters add on top of the templates, where a template's iteration time and a job's
+    configured steps would otherwise fix its duration almost exactly. Scale with `scaled(k)`: 0 is the
+    plain augmentation, 1 the calibrated defaults (`CALIBRATED_NOISE`, sources in traces/semantic/README.md),
+    2 twice as much."""
+
+    iter_time_sigma: float = 0.0
+    """log-normal sigma of a job's real iteration time around what its template and size imply (on top of
+    the plain +-25 % spread): data, sequence lengths, input pipelines, node health differ between jobs"""
+    stop_early_share: float = 0.0
+    """added share of completed jobs whose run ends before the configured steps or epochs (the user stops a
+    run that is good enough, or runs until the time limit): their configured length overshoots"""
+    stop_early_fraction: tuple[float, float] = EARLY_STOP_FRACTION
+    """where in the configured run such a job ends (uniform)"""
+
+    def scaled(self, k: float) -> SemanticNoise:
+        if k < 0 or not math.isfinite(k):
+            raise ValueError(f"semantic noise scale must be a finite number >= 0, got {k}")
+        lo, hi = self.stop_early_fraction
+        return SemanticNoise(iter_time_sigma=self.iter_time_sigma * k,
+                             stop_early_share=min(1.0 - EARLY_STOP_SHARE, self.stop_early_share * k),
+                             stop_early_fraction=(lo, hi))
+
+
+CALIBRATED_NOISE = SemanticNoise()
+"""Replaced by the calibrated values (see `eval/realjobs/calibrate.py`)."""
+
+
 FAILURE_MIX: dict[str, float] = {
     "user_code": 0.36,
     "oom": 0.14,
@@ -221,12 +250,13 @@ def _nice(n: int) -> int:
 
 
 def fit_plan(t: Template, job: Job, planned_s: float, rng: random.Random, base: Params | None,
-             catch_all_arch: str = "resnet50") -> tuple[Params, dict]:
-    """Parameters and timing so that the configured run takes `planned_s` consolidated seconds."""
+             catch_all_arch: str = "resnet50", iter_factor: float = 1.0) -> tuple[Params, dict]:
+    """Parameters and timing so that the configured run takes `planned_s` consolidated seconds.
+    `iter_factor`: this job's real iteration time relative to its template's (semantic noise)."""
     F = max(planned_s, 1.0)
     short = F < 600
     startup = min(120.0, max(2.0, 0.04 * F)) * rng.uniform(0.8, 1.2)
-    iter_s = t.iter_s * rng.uniform(0.8, 1.25)
+    iter_s = t.iter_s * rng.uniform(0.8, 1.25) * iter_factor
     n_evals = 0 if short or "eval" in t.kinds else int(min(10, max(1, F // 3600)))
     eval_pause = rng.uniform(20, 90) if n_evals else 0.0
     ckpt_pause = rng.uniform(10, 45) if n_evals else 0.0
@@ -280,12 +310,17 @@ def fit_plan(t: Template, job: Job, planned_s: float, rng: random.Random, base: 
     return p, timing
 
 
-def _planned(job: Job, rng: random.Random) -> tuple[float, bool]:
+def _planned(job: Job, rng: random.Random, noise: SemanticNoise | None = None,
+             noise_rng: random.Random | None = None) -> tuple[float, bool]:
     """(planned full runtime, stopped early?) for a job whose trace duration is `job.duration_s`."""
     d = job.duration_s
     if job.outcome is Outcome.completed:
         if rng.random() < EARLY_STOP_SHARE:
             return d / rng.uniform(*EARLY_STOP_FRACTION), True
+        # a separate stream, so that noise 0 gives exactly the plain augmentation
+        if noise is not None and noise.stop_early_share > 0 and noise_rng is not None:
+            if noise_rng.random() < noise.stop_early_share / (1.0 - EARLY_STOP_SHARE):
+                return d / noise_rng.uniform(*noise.stop_early_fraction), True
         return d, False
     lo, hi = {Outcome.failed: FAILED_FRACTION, Outcome.cancelled: CANCELLED_FRACTION,
               Outcome.timeout: TIMEOUT_FRACTION}[job.outcome]
@@ -340,9 +375,11 @@ def _write_files(wd: Path, files: dict[str, str]) -> None:
         f.write_text(text)
 
 
-def augment(jobs: list[Job], root: Path, seed: int, write: bool = True) -> list[Job]:
+def augment(jobs: list[Job], root: Path, seed: int, write: bool = True,
+            noise: SemanticNoise | None = None) -> list[Job]:
     """Augmented copies of `jobs` (same order). `write=False` writes only the plans; call
-    `materialize(load_plan(job))` to write a workdir when it is needed (lazy mode)."""
+    `materialize(load_plan(job))` to write a workdir when it is needed (lazy mode). `noise`: what real
+    clusters add (see `SemanticNoise`; None or zero: the plain augmentation)."""
     root = Path(root).resolve()
     (root / "_plans").mkdir(parents=True, exist_ok=True)
     (root / "_logs").mkdir(parents=True, exist_ok=True)
@@ -365,12 +402,17 @@ def augment(jobs: list[Job], root: Path, seed: int, write: bool = True) -> list[
             if fitting:
                 base = fitting[rng.randrange(len(fitting))]
         t = base[0] if base is not None else choose_template(job, rng)
-        planned, early = _planned(job, rng)
+        noise_rng = random.Random(f"semantic-noise:{seed}:{job.id}") if noise is not None else None
+        planned, early = _planned(job, rng, noise, noise_rng)
+        iter_factor = 1.0
+        if noise is not None and noise.iter_time_sigma > 0 and noise_rng is not None:
+            iter_factor = math.exp(noise_rng.gauss(0.0, noise.iter_time_sigma))
         workload = t.workload
         if t.name == CATCH_ALL:
             workload = job.workload if job.workload in CATALOGUE else "resnet50"
         arch = {"resnet18": "resnet18", "imagenet-small-batch": "mobilenet_v3_large"}.get(workload or "", "resnet50")
-        params, timing = fit_plan(t, job, planned, rng, base[1] if base else None, catch_all_arch=arch)
+        params, timing = fit_plan(t, job, planned, rng, base[1] if base else None, catch_all_arch=arch,
+                                  iter_factor=iter_factor)
         category = job.failure_category
         hang = job.hang_onset_s
         if job.outcome is Outcome.failed and category is None:
@@ -407,10 +449,12 @@ def augment(jobs: list[Job], root: Path, seed: int, write: bool = True) -> list[
 
 
 __all__ = [
+    "CALIBRATED_NOISE",
     "EARLY_STOP_SHARE",
     "FAILURE_MIX",
     "RESUBMIT_SHARE",
     "Plan",
+    "SemanticNoise",
     "augment",
     "choose_template",
     "fit_plan",
