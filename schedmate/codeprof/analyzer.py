@@ -57,6 +57,39 @@ def static_profile(
     return res, wd
 
 
+SCHEDULER_FIELDS = ("params", "global_batch_size", "micro_batch_size", "num_gpus", "train_steps", "epochs")
+
+
+def null_reasons(facts: dict[str, Fact], res: StaticResult, warnings: list[str]) -> list[str]:
+    """A warning for each field a scheduler needs that stayed null, saying why (unless one already does)."""
+    said = " ".join(warnings)
+    out: list[str] = []
+
+    def have(name: str) -> bool:
+        return facts.get(name) is not None and facts[name].value is not None
+
+    unknown = dict(res.launch.unknown) if res.launch is not None else {}
+    open_vars = sorted({v for k in ("num_procs", "procs_per_node", "num_nodes", "gpus_per_node")
+                        for v in unknown.get(k, [])})
+    reasons = {
+        "num_gpus": (f"set at submission through ${', $'.join(open_vars)} (no value in the sources)" if open_vars
+                     else "the launch command and the code do not fix the GPU count (decided at submission)"),
+        "train_steps": ("the run length is given in epochs; steps depend on the dataset size" if have("epochs")
+                        else "no step count in the sources read"),
+        "epochs": ("the run length is given in steps" if have("train_steps")
+                   else "no epoch count in the sources read"),
+        "micro_batch_size": "no per-device batch size in the sources read",
+        "global_batch_size": ("micro x accumulation x data-parallel size, and the GPU count is open"
+                              if have("micro_batch_size") and not have("num_gpus")
+                              else "not stated, and not derivable from the sources read"),
+        "params": "no model config with its dimensions and no well-known model name in the sources read",
+    }
+    for name in SCHEDULER_FIELDS:
+        if not have(name) and f"{name}:" not in said:
+            out.append(f"{name}: unknown: {reasons[name]}")
+    return out
+
+
 def finish(
     facts: dict[str, Fact],
     res: StaticResult,
@@ -74,7 +107,9 @@ def finish(
         extras["launcher"] = res.launch.chain
         extras["entry_script"] = res.entry
     extras.update(extra or {})
-    return CodeProfile(facts=facts, extras=extras, warnings=[*res.notes, *warnings], llm_calls=llm_calls)
+    notes = [*res.notes, *warnings]
+    notes += null_reasons(facts, res, notes)
+    return CodeProfile(facts=facts, extras=extras, warnings=notes, llm_calls=llm_calls)
 
 
 def analyze_code(

@@ -37,7 +37,8 @@ def _code_version() -> str:
     """Hash of the analyzer's own source and prompts: a changed analyzer never reuses old profiles."""
     h = hashlib.sha256(SCHEMA_VERSION.encode())
     here = Path(__file__).resolve().parent
-    for p in sorted(here.glob("*.py")):
+    for p in sorted(here.rglob("*.py")):
+        h.update(str(p.relative_to(here)).encode())
         h.update(p.name.encode())
         h.update(p.read_bytes())
     for p in sorted((here.parents[1] / "prompts").glob("code_profile*.md")):
@@ -93,7 +94,7 @@ class VersionCache:
     ) -> str:
         blob = json.dumps(
             {
-                "v": SCHEMA_VERSION,
+                "v": CODE_VERSION,
                 "wd": str(Path(workdir).resolve()),
                 "cmd": command,
                 "env": env,

@@ -75,3 +75,11 @@ def test_the_analyzer_reads_steps_and_batch_from_an_inherited_config(tmp_path: P
     prof = analyze_code(tmp_path, command="python train_net.py --config-file configs/R50.yaml", use_llm=False)
     assert prof.value("train_steps") == 270000
     assert "configs/R50.yaml:3" in prof.facts["train_steps"].evidence
+
+
+def test_a_field_left_null_says_why_in_the_warnings(tmp_path: Path):
+    (tmp_path / "train.py").write_text("import torch\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2)).cuda()\n")
+    prof = analyze_code(tmp_path, command="python train.py", use_llm=False)
+    assert prof.value("num_gpus") is None  # DataParallel takes every visible GPU: decided at submission
+    assert any(w.startswith("num_gpus:") and "DataParallel" in w for w in prof.warnings)
+    assert any(w.startswith("train_steps: unknown") for w in prof.warnings)

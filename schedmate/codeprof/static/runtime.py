@@ -234,6 +234,13 @@ class RuntimeMixin:
                         ppn = Setting(v, [f"{rel}:{c['line']}", *ev])
                     else:
                         ppn = None
+            for rel, c in self._find_calls("DataParallel"):
+                if not c["func"].endswith("DistributedDataParallel") and "device_ids" not in c["kwargs"]:
+                    # one process drives every visible GPU: the count is decided at submission
+                    ppn, nprocs = None, None
+                    r.notes.append(f"num_gpus: {rel}:{c['line']} uses DataParallel over every visible GPU; "
+                                   "the count is set at submission")
+                    break
             tf_or_jax = self._imports_any("tensorflow", "jax")
             if tf_or_jax and uses_gpu and self._mirrored():
                 ppn = None  # one process drives every visible GPU
