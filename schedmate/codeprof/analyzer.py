@@ -71,8 +71,9 @@ def null_reasons(facts: dict[str, Fact], res: StaticResult, warnings: list[str])
     unknown = dict(res.launch.unknown) if res.launch is not None else {}
     open_vars = sorted({v for k in ("num_procs", "procs_per_node", "num_nodes", "gpus_per_node")
                         for v in unknown.get(k, [])})
+    said_vars = ", ".join(f"${v}" if v.isidentifier() else v for v in open_vars)
     reasons = {
-        "num_gpus": (f"set at submission through ${', $'.join(open_vars)} (no value in the sources)" if open_vars
+        "num_gpus": (f"set at submission: {said_vars}, with no value in the sources" if open_vars
                      else "the launch command and the code do not fix the GPU count (decided at submission)"),
         "train_steps": ("the run length is given in epochs; steps depend on the dataset size" if have("epochs")
                         else "no step count in the sources read"),

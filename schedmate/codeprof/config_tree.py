@@ -102,12 +102,108 @@ def _drop_unknown(x: Any) -> Any:
     return x
 
 
+_GIN_LINE = re.compile(r"^([A-Za-z_][\w./]*)\s*=\s*(.+?)\s*$")
+_GIN_INCLUDE = re.compile(r"""^include\s+['"]([^'"]+)['"]""")
+
+
+def gin_config(text: str) -> dict[str, Any]:
+    """Bindings of a gin file: `MACRO = v`, `scope/fn.param = v` (as `fn.param`), `%MACRO` references
+    resolved; `include`s are listed under `_base_` so the tree loader follows them."""
+    from schedmate.codeprof.pyast import const_eval
+
+    out: dict[str, Any] = {}
+    macros: dict[str, Any] = {}
+    bases: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if m := _GIN_INCLUDE.match(line):
+            bases.append(m.group(1))
+            continue
+        m = _GIN_LINE.match(line)
+        if not m:
+            continue
+        key, expr = m.group(1).rsplit("/", 1)[-1], m.group(2)
+        if expr.startswith("%"):
+            value = macros.get(expr[1:], UNKNOWN)
+        else:
+            try:
+                ok, value = const_eval(ast.parse(expr, mode="eval").body)
+            except SyntaxError:
+                ok, value = False, None
+            value = value if ok else UNKNOWN
+        if isinstance(value, _Unknown):
+            continue
+        if "." not in key:
+            macros[key] = value
+        out[key] = value
+    if bases:
+        out["_base_"] = bases
+    return out
+
+
+_CONFIG_DICT = re.compile(r"(^|\.)(ConfigDict|FrozenConfigDict|EasyDict|Namespace|SimpleNamespace|dict)$")
+
+
+def ml_collections_config(text: str) -> dict[str, Any]:
+    """The fields a `get_config()` sets (`config.a.b = 1` on an `ml_collections.ConfigDict`), plus module
+    globals. Values that are not literals or arithmetic over earlier locals are left out."""
+    tree = ast.parse(text)
+    out = python_config(text)
+    for fn in tree.body:
+        if not (isinstance(fn, ast.FunctionDef) and fn.name in {"get_config", "get_hyper", "get_cfg"}):
+            continue
+        local: dict[str, Any] = {k: v for k, v in out.items() if not isinstance(v, dict)}
+        roots: dict[str, dict[str, Any]] = {}
+        for st in ast.walk(fn):
+            if not isinstance(st, ast.Assign) or len(st.targets) != 1:
+                continue
+            target = st.targets[0]
+            if isinstance(target, ast.Name):
+                call = st.value
+                if isinstance(call, ast.Call) and _CONFIG_DICT.search(_dotted(call.func) or ""):
+                    roots[target.id] = {}
+                else:
+                    v = _value(st.value, local)
+                    if not isinstance(v, _Unknown):
+                        local[target.id] = v
+                continue
+            path = _dotted(target)
+            if not path or path.split(".")[0] not in roots:
+                continue
+            parts = path.split(".")
+            cur = roots[parts[0]]
+            for part in parts[1:-1]:
+                nxt = cur.get(part)
+                if not isinstance(nxt, dict):
+                    nxt = cur[part] = {}
+                cur = nxt
+            call = st.value
+            if isinstance(call, ast.Call) and _CONFIG_DICT.search(_dotted(call.func) or "") and not call.keywords:
+                cur.setdefault(parts[-1], {})
+                continue
+            v = _drop_unknown(_value(st.value, local))
+            if not isinstance(v, _Unknown):
+                cur[parts[-1]] = v
+        for d in roots.values():
+            out = merge(out, d)
+    return out
+
+
+def _dotted(node: ast.AST) -> str | None:
+    from schedmate.codeprof.pyast import dotted
+
+    return dotted(node)
+
+
 def parse_any(rel: str, text: str) -> dict[str, Any]:
-    if rel.lower().endswith(".py"):
-        try:
-            return python_config(text)
-        except SyntaxError as e:
-            raise ConfigError(f"{rel}: cannot parse: {e}".splitlines()[0]) from e
+    low = rel.lower()
+    try:
+        if low.endswith(".py"):
+            return ml_collections_config(text) if "def get_config" in text else python_config(text)
+        if low.endswith(".gin"):
+            return gin_config(text)
+    except SyntaxError as e:
+        raise ConfigError(f"{rel}: cannot parse: {e}".splitlines()[0]) from e
     return parse_config(rel, text)
 
 

@@ -83,3 +83,29 @@ def test_a_field_left_null_says_why_in_the_warnings(tmp_path: Path):
     assert prof.value("num_gpus") is None  # DataParallel takes every visible GPU: decided at submission
     assert any(w.startswith("num_gpus:") and "DataParallel" in w for w in prof.warnings)
     assert any(w.startswith("train_steps: unknown") for w in prof.warnings)
+
+
+def test_a_gin_file_gives_its_macros_and_bindings_and_follows_includes():
+    files = {"base.gin": "BATCH_SIZE = 128\ntrain.batch_size = %BATCH_SIZE\n",
+             "run.gin": "include 'base.gin'\nTRAIN_STEPS = 10000  # steps\nutils.SaveCheckpointConfig.period = 1000\n"}
+    tree = load_tree(reader(files), "run.gin")
+    assert tree.data["TRAIN_STEPS"] == 10000 and tree.data["train.batch_size"] == 128
+
+
+def test_an_ml_collections_get_config_is_read_without_running_it():
+    text = ("import ml_collections\n\ndef get_config():\n  config = ml_collections.ConfigDict()\n"
+            "  config.batch_size = 1024\n  steps = 90_000\n  config.num_train_steps = steps\n"
+            "  config.model = ml_collections.ConfigDict()\n  config.model.num_layers = 12\n"
+            "  config.seed = some_call()\n  return config\n")
+    tree = load_tree(reader({"cfg.py": text}), "cfg.py")
+    assert tree.data == {"batch_size": 1024, "num_train_steps": 90000, "model": {"num_layers": 12}}
+
+
+def test_a_composer_duration_in_batches_is_the_step_count(tmp_path: Path):
+    (tmp_path / "train.py").write_text("import sys\nimport torch\nfrom omegaconf import OmegaConf\n"
+                                       "cfg = OmegaConf.load(sys.argv[1])\nx = torch.zeros(1).cuda()\n")
+    (tmp_path / "mpt.yaml").write_text("max_duration: 4800ba\nglobal_train_batch_size: 256\n"
+                                       "device_train_microbatch_size: 8\n")
+    prof = analyze_code(tmp_path, command="composer train.py mpt.yaml", use_llm=False)
+    assert prof.value("train_steps") == 4800
+    assert prof.value("global_batch_size") == 256 and prof.value("micro_batch_size") == 8

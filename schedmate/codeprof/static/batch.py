@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from schedmate.codeprof.launch import to_int
@@ -130,9 +131,15 @@ class BatchMixin:
             steps = self.lightning["max_steps"]
         if steps is None:
             steps = self._first(STEPS)
+        duration = self._first(("max_duration", "train_duration"))
+        unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None
+        if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)
+            steps = (int(float(unit.group(1))), duration[1])  # type: ignore[index]
         if steps is not None and (to_int(steps[0]) or 0) > 0:
             r.put("train_steps", to_int(steps[0]), steps[1])
         epochs = self.lightning.get("max_epochs") or self._first(EPOCHS)
+        if epochs is None and unit and unit.group(2) == "ep":
+            epochs = (float(unit.group(1)), duration[1])  # type: ignore[index]
         if epochs is not None and r.val("train_steps") is None:
             e = epochs[0]
             if isinstance(e, float) and e.is_integer():

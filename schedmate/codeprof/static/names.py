@@ -18,6 +18,7 @@ MICRO = (
     "per_device_batch_size",
     "batch_size_per_replica",
     "micro_batch",
+    "device_train_microbatch_size",
     "train_batch_size",
     "mbs",
     "batch_size",

@@ -190,8 +190,10 @@ class ReadingMixin:
         base = str(PurePosixPath(self.r.entry).parent) if self.r.entry else L.base
 
         def add(path: Any, where: str, layer: int) -> None:
+            if isinstance(path, str) and re.fullmatch(r"[\w./-]+\.py:[\w,=.-]*", path):
+                path = path.split(":", 1)[0]  # ml_collections `config.py:variant`
             if not isinstance(path, str) or not path.lower().endswith(
-                (".yaml", ".yml", ".json", ".toml", ".py")
+                (".yaml", ".yml", ".json", ".toml", ".py", ".gin", ".jsonnet", ".libsonnet")
             ):
                 return
             for root in (L.base, base, ""):
@@ -205,7 +207,7 @@ class ReadingMixin:
         for key, pv in P.items():
             leaf = key.rsplit(".", 1)[-1]
             if re.search(
-                r"(^|_)(config|cfg|config_file|config_path|conf|yaml|hparams_file)$", leaf
+                r"(^|_)(config|cfg|config_file|config_path|conf|yaml|hparams_file|gin_file|gin_files)$", leaf
             ) and not re.search(r"deepspeed|ds_config", leaf):
                 add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
         for p in self._positional:
