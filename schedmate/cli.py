@@ -1,7 +1,8 @@
 """The `schedmate` command. Each area registers its own commands; this file only wires them.
 
 Contracts kept stable for outside tools: `schedmate replay`, `schedmate analyze code|log`,
-`schedmate monitor`, `schedmate llm pull|serve|stop|status`, `schedmate eval prompts`.
+`schedmate monitor`, `schedmate llm pull|serve|stop|status`, `schedmate eval prompts`, `schedmate serve`,
+`schedmate token create`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ _REGISTRARS = (
     "schedmate.logmon.cli",
     "schedmate.evaluation",
     "schedmate.demo",
+    "schedmate.service.cli",
     "adapters.cli",
 )
 for _module in _REGISTRARS:
