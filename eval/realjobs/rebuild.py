@@ -59,6 +59,51 @@ def git_show(gitdir: Path, commit: str, path: str) -> bytes | None:
     return r.stdout if r.returncode == 0 else None
 
 
+MAX_EXTRACT_BYTES = 4 << 20
+"""files larger than this are not extracted (weights, datasets); a job's scripts and configs are small"""
+
+
+def extract_tree(gitdir: Path, commit: str, dest: Path) -> int:
+    """Write the files of `commit` under `dest`, skipping blobs the snapshot lacks (fetched snapshots may
+    leave out their largest files) and files over MAX_EXTRACT_BYTES; returns the number written."""
+    ls = subprocess.run(["git", f"--git-dir={gitdir}", "ls-tree", "-r", "-z", "--long", commit],
+                        capture_output=True)
+    if ls.returncode != 0:
+        raise ValueError(f"commit {commit} not in the snapshot {gitdir} "
+                         f"({ls.stderr.decode(errors='replace').strip()[:200]})")
+    wanted: list[tuple[str, str]] = []
+    for entry in ls.stdout.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition(b"\t")
+        mode, kind, sha, size = meta.split()
+        if kind != b"blob" or mode == b"120000" or not size.isdigit() or int(size) > MAX_EXTRACT_BYTES:
+            continue
+        wanted.append((sha.decode(), path.decode(errors="replace")))
+    proc = subprocess.Popen(["git", f"--git-dir={gitdir}", "cat-file", "--batch"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    written = 0
+    root = dest.resolve()
+    for sha, path in wanted:
+        proc.stdin.write(f"{sha}\n".encode())
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        data = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)  # the newline after the object
+        target = (dest / path).resolve()
+        if root not in target.parents:
+            continue  # a path that would escape the cache directory
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        written += 1
+    proc.stdin.close()
+    proc.wait()
+    return written
+
+
 class Sources:
     """Source trees in the cache, extracted once per (repo, commit) or (package, version)."""
 
@@ -89,16 +134,7 @@ class Sources:
             gitdir = mirror_dir(self.mirror, origin.repo)
             if gitdir is None:
                 raise ValueError(f"no snapshot of {origin.repo} under {self.mirror}: fetch it first")
-            archive = subprocess.run(["git", f"--git-dir={gitdir}", "archive", "--format=tar", origin.commit],
-                                     capture_output=True)
-            if archive.returncode != 0:
-                raise ValueError(f"{origin.repo}: commit {origin.commit} not in the snapshot "
-                                 f"({archive.stderr.decode(errors='replace').strip()[:200]})")
-            with tempfile.TemporaryFile() as fh:
-                fh.write(archive.stdout)
-                fh.seek(0)
-                with tarfile.open(fileobj=fh) as tar:
-                    tar.extractall(dest, filter="data")
+            extract_tree(gitdir, origin.commit, dest)  # type: ignore[arg-type]
             return
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp,
