@@ -141,52 +141,75 @@ def gin_config(text: str) -> dict[str, Any]:
     return out
 
 
-_CONFIG_DICT = re.compile(r"(^|\.)(ConfigDict|FrozenConfigDict|EasyDict|Namespace|SimpleNamespace|dict)$")
+_CONFIG_DICT = re.compile(r"(^|\.)(ConfigDict|FrozenConfigDict|EasyDict|edict|Namespace|SimpleNamespace|CN|CfgNode|"
+                          r"AttrDict|dict)$")
+
+
+def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None
+                   ) -> tuple[dict[str, Any], dict[str, int]]:
+    """Config trees built by attribute assignment (`_C = CN(); _C.TRAIN.EPOCHS = 300`, or
+    `config = ml_collections.ConfigDict(); config.model.num_layers = 12`) in `body`: the merged values
+    under each root's fields (the root variable's name dropped) and the line of each dotted key."""
+    local: dict[str, Any] = dict(known or {})
+    roots: dict[str, dict[str, Any]] = {}
+    lines: dict[str, int] = {}
+    nodes: list[ast.stmt] = []
+    for st in body:  # statements in order, descending into plain blocks (if/with/for bodies)
+        stack = [st]
+        while stack:
+            cur = stack.pop(0)
+            nodes.append(cur)
+            for attr in ("body", "orelse"):
+                if not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    stack.extend(getattr(cur, attr, []) or [])
+    for st in nodes:
+        if not isinstance(st, ast.Assign) or len(st.targets) != 1:
+            continue
+        target, value = st.targets[0], st.value
+        is_tree = isinstance(value, ast.Call) and _CONFIG_DICT.search(_dotted(value.func) or "") is not None
+        if isinstance(target, ast.Name):
+            if is_tree and not value.args:  # type: ignore[union-attr]
+                roots[target.id] = {k.arg: _drop_unknown(_value(k.value, local))  # type: ignore[union-attr]
+                                    for k in value.keywords if k.arg}  # type: ignore[union-attr]
+            else:
+                v = _value(value, local)
+                if not isinstance(v, _Unknown):
+                    local[target.id] = v
+            continue
+        path = _dotted(target)
+        if not path or path.split(".")[0] not in roots:
+            continue
+        parts = path.split(".")
+        cur = roots[parts[0]]
+        for part in parts[1:-1]:
+            nxt = cur.get(part)
+            if not isinstance(nxt, dict):
+                nxt = cur[part] = {}
+            cur = nxt
+        if is_tree and not value.keywords:  # type: ignore[union-attr]
+            cur.setdefault(parts[-1], {})
+            continue
+        v = _drop_unknown(_value(value, local))
+        if not isinstance(v, _Unknown):
+            cur[parts[-1]] = v
+            lines[".".join(parts[1:])] = st.lineno
+    out: dict[str, Any] = {}
+    for d in roots.values():
+        out = merge(out, d)
+    return out, lines
 
 
 def ml_collections_config(text: str) -> dict[str, Any]:
-    """The fields a `get_config()` sets (`config.a.b = 1` on an `ml_collections.ConfigDict`), plus module
-    globals. Values that are not literals or arithmetic over earlier locals are left out."""
+    """The fields a `get_config()` sets on an `ml_collections.ConfigDict` (read without running it), plus
+    module globals and module-level attribute trees. Values that are not literals or arithmetic over
+    earlier locals are left out."""
     tree = ast.parse(text)
     out = python_config(text)
+    globals_ = {k: v for k, v in out.items() if not isinstance(v, dict)}
     for fn in tree.body:
-        if not (isinstance(fn, ast.FunctionDef) and fn.name in {"get_config", "get_hyper", "get_cfg"}):
-            continue
-        local: dict[str, Any] = {k: v for k, v in out.items() if not isinstance(v, dict)}
-        roots: dict[str, dict[str, Any]] = {}
-        for st in ast.walk(fn):
-            if not isinstance(st, ast.Assign) or len(st.targets) != 1:
-                continue
-            target = st.targets[0]
-            if isinstance(target, ast.Name):
-                call = st.value
-                if isinstance(call, ast.Call) and _CONFIG_DICT.search(_dotted(call.func) or ""):
-                    roots[target.id] = {}
-                else:
-                    v = _value(st.value, local)
-                    if not isinstance(v, _Unknown):
-                        local[target.id] = v
-                continue
-            path = _dotted(target)
-            if not path or path.split(".")[0] not in roots:
-                continue
-            parts = path.split(".")
-            cur = roots[parts[0]]
-            for part in parts[1:-1]:
-                nxt = cur.get(part)
-                if not isinstance(nxt, dict):
-                    nxt = cur[part] = {}
-                cur = nxt
-            call = st.value
-            if isinstance(call, ast.Call) and _CONFIG_DICT.search(_dotted(call.func) or "") and not call.keywords:
-                cur.setdefault(parts[-1], {})
-                continue
-            v = _drop_unknown(_value(st.value, local))
-            if not isinstance(v, _Unknown):
-                cur[parts[-1]] = v
-        for d in roots.values():
-            out = merge(out, d)
-    return out
+        if isinstance(fn, ast.FunctionDef) and fn.name in {"get_config", "get_hyper", "get_cfg"}:
+            out = merge(out, attribute_tree(fn.body, globals_)[0])
+    return merge(out, attribute_tree(tree.body, globals_)[0])
 
 
 def _dotted(node: ast.AST) -> str | None:

@@ -109,3 +109,19 @@ def test_a_composer_duration_in_batches_is_the_step_count(tmp_path: Path):
     prof = analyze_code(tmp_path, command="composer train.py mpt.yaml", use_llm=False)
     assert prof.value("train_steps") == 4800
     assert prof.value("global_batch_size") == 256 and prof.value("micro_batch_size") == 8
+
+
+def test_a_yacs_default_config_module_gives_code_defaults_that_the_yaml_overrides(tmp_path: Path):
+    files = {
+        "config.py": "from yacs.config import CfgNode as CN\n_C = CN()\n_C.TRAIN = CN()\n_C.TRAIN.EPOCHS = 300\n"
+                     "_C.DATA = CN()\n_C.DATA.BATCH_SIZE = 128\n\ndef get_config(args):\n    return _C.clone()\n",
+        "main.py": "import argparse\nimport torch\nfrom config import get_config\np = argparse.ArgumentParser()\n"
+                   "p.add_argument('--cfg')\nargs = p.parse_args()\nconfig = get_config(args)\n"
+                   "model = torch.nn.Linear(2, 2).cuda()\n",
+        "short.yaml": "TRAIN:\n  EPOCHS: 30\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    prof = analyze_code(tmp_path, command="torchrun --nproc_per_node 8 main.py --cfg short.yaml", use_llm=False)
+    assert prof.value("epochs") == 30 and prof.value("micro_batch_size") == 128
+    assert "config.py:6" in prof.facts["micro_batch_size"].evidence

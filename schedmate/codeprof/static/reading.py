@@ -93,6 +93,8 @@ class ReadingMixin:
         if self._uses_hf_args():
             for k, v in HF_DEFAULTS.items():
                 P.set(k, v, "transformers.TrainingArguments default", LIBRARY_DEFAULT)
+        for rel in list(self.r.py):
+            self._attribute_defaults(rel)
         for rel, s in self.r.py.items():
             for a in s["argparse"]:
                 if a["has_default"]:
@@ -123,6 +125,27 @@ class ReadingMixin:
                         for k, x in flatten(v, a["target"]):  # CFG = {"epochs": 50} -> cfg.epochs
                             if isinstance(x, (int, float, str, bool)):
                                 P.set(k, x, f"{rel}:{a['line']}", CODE_DEFAULT)
+
+    def _attribute_defaults(self, rel: str) -> None:
+        """Default-config modules built by attribute assignment (yacs `_C.TRAIN.EPOCHS = 300`,
+        ml_collections `config.num_train_steps = ...`): their values are code defaults."""
+        import ast
+
+        from schedmate.codeprof.config_tree import attribute_tree
+
+        text = self.wd.read_text(rel) or ""
+        if not re.search(r"=\s*(?:[\w.]*\.)?(?:CN|CfgNode|ConfigDict|EasyDict|edict|AttrDict)\(", text):
+            return
+        try:
+            body = ast.parse(text).body
+        except SyntaxError:
+            return
+        fns = [n for n in body if isinstance(n, ast.FunctionDef) and n.name in {"get_config", "get_cfg"}]
+        for stmts in [body, *(f.body for f in fns)]:
+            data, lines = attribute_tree(stmts)
+            for key, value in flatten(data):
+                if isinstance(value, (int, float, str, bool)):
+                    self.r.params.set(key, value, f"{rel}:{lines.get(key, 1)}", CODE_DEFAULT)
 
     def _flag_dest(self) -> dict[str, tuple[str, Any]]:
         """flag spelling -> (dest, action)."""

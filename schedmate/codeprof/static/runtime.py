@@ -194,8 +194,16 @@ class RuntimeMixin:
             "keras",
         ):
             return None, []
-        if self.r.py:
-            return False, [f"{self.r.entry}:1"]
+        # no CUDA in the files read: CPU only when the code says so (a cpu device, a CPU-only launch); a
+        # job on a GPU cluster often reaches the GPU inside a package the analyzer did not read
+        cpu_hits = [f"{rel}:{c['line']}" for rel, c in self.calls
+                    if re.search(r"""device\(\s*['"]cpu['"]|^torch\.set_num_threads$""", " ".join([c["func"], *c["args"]]))
+                    and self._active(c) is not False]
+        for rel, s in self.r.py.items():
+            cpu_hits += [f"{rel}:{a['line']}" for a in s["assigns"]
+                         if re.fullmatch(r"""\s*['"]cpu['"]\s*""", a["expr"]) and "device" in a["target"]]
+        if self.r.py and cpu_hits and not L.get("distributed_launcher"):
+            return False, cpu_hits[:3]
         return None, []
 
     def _topology(self) -> None:
