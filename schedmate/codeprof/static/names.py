@@ -84,6 +84,9 @@ STEPS = (
     "training_steps",
     "num_steps",
 )
+# global batch sizes a script computes from its knobs and the world size
+COMPUTED_GLOBAL = ("total_batch_size", "global_batch_size", "effective_batch_size", "eff_batch_size",
+                   "total_train_batch_size", "global_bs", "total_bs")
 # names computed inside functions that the static pass evaluates (`steps = tokens // (bs * seq * world)`)
 COMPUTED_STEPS = STEPS + ("steps", "n_iters", "iterations")
 TP = (

@@ -13,6 +13,7 @@ from schedmate.codeprof.params import (
 )
 from schedmate.codeprof.resolve import Resolver
 from schedmate.codeprof.static.names import (
+    COMPUTED_GLOBAL,
     COMPUTED_STEPS,
     EXPERTS,
     FFN,
@@ -104,8 +105,15 @@ class RuntimeMixin:
         for k, vals in dims.items():
             if len({v for v, _ in vals}) == 1:
                 P.set(k, vals[0][0], vals[0][1], RUNTIME)
-        # durations computed in code: `args.num_iterations = args.total_timesteps // args.batch_size`
+        # global batch computed in code: `total_batch_size = args.batch_size * args.update_freq * world_size`
         entry_assigns = self.r.py.get(self.r.entry or "", {}).get("assigns", [])
+        for a in entry_assigns:
+            leaf = a["target"].rsplit(".", 1)[-1]
+            if a["op"] is None and leaf in COMPUTED_GLOBAL and (a.get("when") is None or R.truth(a["when"]) is True):
+                ok, v, ev = R.eval(a["expr"])
+                if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                    P.set("global_batch_size", v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
+        # durations computed in code: `args.num_iterations = args.total_timesteps // args.batch_size`
         for a in entry_assigns:
             leaf = a["target"].rsplit(".", 1)[-1]
             holder = a["target"].split(".")[0] if "." in a["target"] else None
@@ -242,6 +250,18 @@ class RuntimeMixin:
                         ppn = Setting(v, [f"{rel}:{c['line']}", *ev])
                     else:
                         ppn = None
+            for rel, c in self._find_calls("update_parameters"):  # submitit: the script submits itself
+                kw = c["kwargs"]
+                gpn_src = kw.get("gpus_per_node") or kw.get("slurm_gpus_per_node")
+                if gpn_src is None:
+                    continue
+                ok_g, g, ev_g = self._resolver.eval(gpn_src)
+                ok_n, n, ev_n = self._resolver.eval(kw.get("nodes", "1"))
+                where = [f"{rel}:{c['line']}"]
+                ppn = Setting(g, where + ev_g) if ok_g and isinstance(g, int) else None
+                nodes = Setting(n, where + ev_n) if ok_n and isinstance(n, int) else None
+                nprocs = None
+                break
             for rel, c in self._find_calls("DataParallel"):
                 if not c["func"].endswith("DistributedDataParallel") and "device_ids" not in c["kwargs"]:
                     # one process drives every visible GPU: the count is decided at submission
