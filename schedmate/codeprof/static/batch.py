@@ -73,6 +73,9 @@ class BatchMixin:
                 g = self._first(("global_batch_size", "batch_size"))
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:
                     micro = (g[0] // self._world, g[1])
+                if g is not None and fw == "jax" and to_int(g[0]):
+                    # JAX input pipelines take the global batch and shard it over the devices
+                    r.put("global_batch_size", to_int(g[0]), g[1], note="JAX: batch_size is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
             micro = self._first(MICRO)
         if micro is not None:

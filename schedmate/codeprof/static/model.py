@@ -172,12 +172,18 @@ class ModelMixin:
         mn, fl = P.get_path("model.name"), P.get_path("model.flavor")
         if mn is not None and fl is not None and isinstance(mn.value, str) and "." in mn.key:
             name = (f"{mn.value}-{fl.value}".lower(), mn.where + fl.where)
+        # big_vision-style: model_name 'vit' + model.variant 'S/16' -> vit_s_16
+        mv, var = P.get("model_name"), P.get_path("model.variant")
+        if name is None and mv is not None and var is not None and isinstance(mv.value, str) \
+                and isinstance(var.value, str):
+            name = (f"{mv.value}_{var.value}".replace("/", "_").lower(), mv.where + var.where)
         for rel, c in self._find_calls("from_pretrained", "create_model", "from_config"):
             if name:
                 break
             if c["args"] and not re.search(r"tokenizer|Tokenizer|processor|Processor", c["func"]):
                 ok, v, ev = R.eval(c["args"][0])
-                if ok and isinstance(v, str) and not v.startswith(("/", ".")):
+                if ok and isinstance(v, str) and not v.startswith(("/", ".")) \
+                        and not re.search(r"\.(py|ya?ml|json|toml|gin|cfg)(:|$)", v):  # a config file, not a model
                     name = (v, [f"{rel}:{c['line']}", *ev])
         if name is None:
             for rel, c in self.calls:
