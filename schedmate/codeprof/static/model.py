@@ -8,9 +8,7 @@ from typing import Any
 
 from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
-from schedmate.codeprof.params import (
-    COMMAND_LINE,
-)
+from schedmate.codeprof.params import COMMAND_LINE, CONFIG
 from schedmate.codeprof.static.names import (
     MODEL_NAME,
 )
@@ -227,6 +225,12 @@ class ModelMixin:
             fam = known.family_of(name[0])
             if fam:
                 r.put("model_family", fam, name[1])
+        if r.val("model_family") is None:
+            # a model config in Llama's vocabulary (RMSNorm, RoPE, grouped KV heads) is a gated-MLP decoder
+            llama_keys = [P.get(k) for k in ("rms_norm_eps", "rope_theta", "num_key_value_heads")]
+            hit = next((pv for pv in llama_keys if pv is not None and pv.layer >= CONFIG), None)
+            if hit is not None and P.get("intermediate_size") is not None:
+                r.put("model_family", "llama", hit.where, note="Llama-style model config keys")
         if r.val("model_family") is None:
             fam = self._family_from_code()
             if fam:

@@ -39,6 +39,10 @@ ACCUM = (
     "grad_acc_steps",
     "accum_iter",
     "gradient_accumulation_iters",
+    "batch_accumulation_per_replica",
+    "update_freq",
+    "accum_freq",
+    "accumulate_grad_batches",
 )
 SEQ = (
     "seq_len",
