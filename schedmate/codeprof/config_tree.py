@@ -245,6 +245,11 @@ def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 def _bases(cfg: dict[str, Any]) -> list[str]:
     refs: list[str] = []
+    # a Hydra config's defaults list naming options of its own group (`defaults: [default]`): sibling files
+    defaults = cfg.get("defaults")
+    if isinstance(defaults, list):
+        refs.extend(f"{d}.yaml" for d in defaults if isinstance(d, str) and d not in {"_self_"}
+                    and re.fullmatch(r"[\w.-]+", d))
     for key in ("_base_", "_BASE_", "__base__", "base_config", "BASE_CONFIG", "_BASES_"):
         v = cfg.get(key)
         if isinstance(v, str):

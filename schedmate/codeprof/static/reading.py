@@ -303,7 +303,7 @@ class ReadingMixin:
             cn = c["kwargs"]["config_name"].strip("'\"")
             base = str(PurePosixPath(rel).parent)
             root = self.wd.rel(cp, base) or ""
-            main = self.wd.rel(f"{cn}.yaml", root)
+            main = self.wd.rel(cn if cn.endswith((".yaml", ".yml")) else f"{cn}.yaml", root)
             if not main or not self.wd.exists(main):
                 self.r.notes.append(f"hydra config {cp}/{cn}.yaml named at {rel}:{c['line']} not found")
                 return

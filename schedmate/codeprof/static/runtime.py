@@ -82,6 +82,15 @@ class RuntimeMixin:
                         ok, v, ev = R.eval(src)
                         if ok:
                             self.lightning[k] = (v, [f"{rel}:{c['line']}", *ev])
+        # a Trainer built from config (`hydra.utils.instantiate(cfg.trainer)` with `_target_: ...Trainer`)
+        for key, pv in P.items():
+            if key.endswith("._target_") and isinstance(pv.value, str) and pv.value.endswith("Trainer") \
+                    and "lightning" in pv.value:
+                prefix = key[: -len("._target_")]
+                for k in LIGHTNING_KW:
+                    got = P.get_path(f"{prefix}.{k}")
+                    if got is not None and f"{prefix}.{k}" == got.key and k not in self.lightning:
+                        self.lightning[k] = (got.value, got.where)
         for rel, c in self._find_calls("Accelerator"):
             for k, src in c["kwargs"].items():
                 ok, v, ev = R.eval(src)
