@@ -228,7 +228,7 @@ def lookup_model(name: str | None) -> tuple[str, str, float] | None:
         return None
     n = normalise_name(name)
     for pat, canon, fam, params in KNOWN_MODELS:
-        if re.search(pat, n):
+        if n == canon or re.search(pat, n):
             return canon, fam, params
     size = size_from_name(n)
     if size is not None:
