@@ -366,6 +366,23 @@ def _braced(body: str, lk: Lookup) -> str | list[str]:
         pat, _, rep = arg.partition("/")
         pat, rep = expand_string(pat, lk), expand_string(rep, lk)
         return _replace(s, pat, rep, op)
+    if op == ":" and isinstance(value, list):
+        # list slices: `${@:3}` (positional parameters from $3; $0 is index 0), `${ARR[@]:1:2}`
+        off_s, _, len_s = arg.partition(":")
+        try:
+            off = arithmetic(off_s or "0", lk)
+            items = list(value)
+            if name in ("@", "*"):
+                items = ["$0", *items]  # offsets count from $0
+            if off < 0:
+                off = max(0, len(items) + off)
+            out = items[off:]
+            if len_s:
+                ln = arithmetic(len_s, lk)
+                out = out[:ln] if ln >= 0 else out[:len(out) + ln]
+            return [x for x in out if x != "$0"] if name in ("@", "*") else out
+        except Unknown:
+            return unknown(name)
     if op == ":":
         off_s, _, len_s = arg.partition(":")
         try:

@@ -63,6 +63,9 @@ class ModelMixin:
             hit("tensorflow", f"{rel}:1")
         for rel in self._imports_any("torch"):
             hit("pytorch", f"{rel}:1")
+        if not sig and any(c in L.chain for c in ("torchrun", "python -m torch.distributed.launch",
+                                                  "python -m torch.distributed.run")):
+            hit("pytorch", L.args_where)  # PyTorch's own launcher: a PyTorch job whatever the library on top
         r.framework_signals = sig
         for fw in (
             "megatron",
@@ -204,6 +207,8 @@ class ModelMixin:
                         name = (tail, [f"{rel}:{c['line']}"])
                         break
         if name is None:
+            name = self._name_from_model_dict()
+        if name is None:
             for rel, c in self._find_calls("getattr"):
                 if len(c["args"]) >= 2 and c["args"][0] in {"models", "torchvision.models", "tv.models"}:
                     ok, v, ev = R.eval(c["args"][1])
@@ -235,6 +240,29 @@ class ModelMixin:
             fam = self._family_from_code()
             if fam:
                 r.put("model_family", fam[0], fam[1])
+
+    _MODEL_TYPES = {"visiontransformer": "vit", "vit": "vit", "swintransformer": "swin", "convnext": "convnext",
+                    "resnet": "resnet", "resnetv1c": "resnet", "resnetv1d": "resnet", "resnext": "resnext",
+                    "deit": "deit", "efficientnet": "efficientnet"}
+
+    def _name_from_model_dict(self) -> tuple[str, list[str]] | None:
+        """OpenMMLab-style model dicts: `backbone=dict(type='ResNet', depth=50)` -> resnet50,
+        `dict(type='VisionTransformer', arch='b')` -> vit-b (only when the name is a known model)."""
+        P = self.r.params
+        for key, pv in P.items():
+            if not key.endswith(".type") or not isinstance(pv.value, str):
+                continue
+            base = self._MODEL_TYPES.get(pv.value.lower())
+            if base is None:
+                continue
+            prefix = key[: -len(".type")]
+            for attr, sep in (("depth", ""), ("arch", "-")):
+                got = P.get_path(f"{prefix}.{attr}")
+                if got is not None and got.key == f"{prefix}.{attr}" and isinstance(got.value, (int, str)):
+                    cand = f"{base}{sep}{got.value}".lower()
+                    if known.lookup_model(cand):
+                        return cand, pv.where + got.where
+        return None
 
     def _family_from_code(self) -> tuple[str, list[str]] | None:
         """Model classes the job defines (`class GPT(nn.Module)`), or Megatron's pretrain_<family>.py."""
