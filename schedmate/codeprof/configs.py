@@ -22,12 +22,34 @@ class ConfigError(ValueError):
     pass
 
 
+class _TolerantLoader(yaml.SafeLoader):
+    """safe_load that accepts application tags (`!ref <x>`, `!new:pkg.Class`, `!!python/...` are never
+    constructed): a tagged node becomes its plain value; `!ref <a.b>` becomes `${a.b}` so the config tree's
+    interpolation resolves it."""
+
+
+def _any_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+        if tag_suffix == "ref" or tag_suffix.startswith("ref"):
+            m = re.fullmatch(r"\s*<([\w.\[\]-]+)>\s*", str(value))
+            return f"${{{m.group(1)}}}" if m else value
+        return loader.resolve_plain(value) if hasattr(loader, "resolve_plain") else value
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+
+
+_TolerantLoader.add_multi_constructor("!", _any_tag)
+_TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _any_tag)
+
+
 def parse_config(path: str, text: str) -> dict[str, Any]:
     """A nested dict of the file's content; raises ConfigError naming the file on bad syntax."""
     low = path.lower()
     try:
         if low.endswith((".yaml", ".yml")):
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_TolerantLoader)  # noqa: S506 - a SafeLoader subclass
         elif low.endswith(".json"):
             data = json.loads(text)
         elif low.endswith(".toml"):

@@ -125,3 +125,10 @@ def test_a_yacs_default_config_module_gives_code_defaults_that_the_yaml_override
     prof = analyze_code(tmp_path, command="torchrun --nproc_per_node 8 main.py --cfg short.yaml", use_llm=False)
     assert prof.value("epochs") == 30 and prof.value("micro_batch_size") == 128
     assert "config.py:6" in prof.facts["micro_batch_size"].evidence
+
+
+def test_yaml_with_application_tags_is_read_and_ref_tags_resolve():
+    text = ("seed: !apply:torch.manual_seed [1]\nnumber_of_epochs: 100\nbatch_size: 32\n"
+            "train_opts:\n  batch_size: !ref <batch_size>\nmodel: !new:pkg.Model\n  d_model: 512\n")
+    tree = load_tree(reader({"h.yaml": text}), "h.yaml")
+    assert tree.data["train_opts"]["batch_size"] == 32 and tree.data["model"] == {"d_model": 512}

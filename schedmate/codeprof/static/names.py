@@ -40,6 +40,7 @@ ACCUM = (
     "accum_iter",
     "gradient_accumulation_iters",
     "batch_accumulation_per_replica",
+    "grad_accumulation_factor",
     "update_freq",
     "accum_freq",
     "accumulate_grad_batches",
@@ -67,6 +68,11 @@ EPOCHS = (
     "n_epochs",
     "train_epochs",
     "total_epochs",
+    "number_of_epochs",
+    "num_epoch",
+    "n_epoch",
+    "max_epoch",
+    "nepochs",
 )
 STEPS = (
     "max_steps",
