@@ -271,7 +271,8 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
             elif isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
                 visit(st.body, depth + 1, [])
             elif isinstance(st, ast.ClassDef):
-                continue  # dataclass fields are read separately
+                # methods only: class-level fields (dataclasses) are read separately
+                visit([m for m in st.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)], depth, [])
             elif isinstance(st, ast.Try):
                 visit(st.body, depth, when)
                 for h in st.handlers:

@@ -37,6 +37,15 @@ class BatchMixin:
                 return pv.value, pv.where
         return None
 
+    def _divided_by_world(self) -> str | None:
+        """file:line of `x_per_device = ... batch_size // world_size` in the code read, if any."""
+        for rel, s in self.r.py.items():
+            for a in s["assigns"]:
+                if re.search(r"per_(device|gpu|rank|replica)|local_batch", a["target"]) and re.search(
+                        r"batch_size\s*//\s*[\w.()]*world_size", a["expr"]):
+                    return f"{rel}:{a['line']}"
+        return None
+
     def _batch_and_length(self) -> None:
         r = self.r
         R = self._resolver
@@ -78,6 +87,12 @@ class BatchMixin:
                     r.put("global_batch_size", to_int(g[0]), g[1], note="JAX: batch_size is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
             micro = self._first(MICRO)
+            split = self._divided_by_world()
+            if micro is not None and split is not None and to_int(micro[0]):
+                # the code divides this batch size over the processes: it is the global batch
+                r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
+                micro = ((to_int(micro[0]) // self._world, [*micro[1], split])
+                         if self._world and to_int(micro[0]) % self._world == 0 else None)
         if micro is not None:
             r.put("micro_batch_size", to_int(micro[0]), micro[1])
         # accumulation -----------------------------------------------------------------------

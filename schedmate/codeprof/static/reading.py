@@ -258,6 +258,19 @@ class ReadingMixin:
         self._hydra()
         for rel, _where, layer in self._config_paths():
             self._load_config(rel, layer, prefix="")
+        self._target_modules()
+
+    def _target_modules(self) -> None:
+        """Local modules named by config `_target_`s (Hydra/OmegaConf instantiate): read them like imports."""
+        for key, pv in self.r.params.items():
+            if not key.endswith("._target_") or not isinstance(pv.value, str) or len(self.r.py) >= 16:
+                continue
+            parts = pv.value.split(".")
+            for k in range(len(parts) - 1, 0, -1):
+                cand = self.wd.rel("/".join(parts[:k]) + ".py", "")
+                if cand and self.wd.exists(cand):
+                    self._read_python(cand)
+                    break
 
     def _load_config(self, rel: str, layer: int, prefix: str = "") -> dict[str, Any] | None:
         text = self.wd.read_text(rel)
