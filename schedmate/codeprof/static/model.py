@@ -224,6 +224,12 @@ class ModelMixin:
                 ):
                     name = (pv.value, pv.where)
                     break
+        if name is None:  # a size named on its own: `--load_llama_config=7b`, `model_size: 1.3B`
+            for key, pv in P.items():
+                if isinstance(pv.value, str) and re.fullmatch(r"\d+(\.\d+)?[bBmM]", pv.value.strip()) \
+                        and re.search(r"model|config|size|flavor|variant|arch", key) and pv.layer >= CONFIG:
+                    name = (pv.value.strip().lower(), pv.where)
+                    break
         if name is not None:
             hit = known.lookup_model(name[0])
             r.put("model_name", hit[0] if hit else known.normalise_name(name[0]), name[1])

@@ -20,6 +20,7 @@ MICRO = (
     "micro_batch",
     "device_train_microbatch_size",
     "train_batch_size",
+    "batch_size_train",
     "mbs",
     "batch_size",
     "bs",
