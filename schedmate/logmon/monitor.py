@@ -240,6 +240,12 @@ class Monitor:
                                                  (ll.rank is None or ll.rank == self.progress.leader))):
                 self.failures.on_loss(values["loss"], ll.lineno, text, ll.rank)
         elif kind.startswith("error:"):
+            prule, pm = self.rules.match_progress(text)
+            if prule is not None and pm is not None:  # a progress bar the crash message was printed onto
+                pvalues = prule.values(pm)
+                if self.progress.on_values(pvalues, ll.rank, ll.ts, ll.lineno, self.last_line_clock,
+                                           prule.epoch_base):
+                    self.failures.on_step()
             self.failures.on_error(ll.lineno, text, ll.rank, kind[6:], weak=rule.weak,
                                    cause=rule.cause or "{line}", rule=rule.name, tentative=rule.tentative,
                                    source="rule" if rule.source == "builtin" else rule.source)

@@ -166,7 +166,8 @@ ERROR_RULES: list[Rule] = [
        ("connection", "rendezvous", "recvbytes", "socket timeout", "broken pipe"),
        "Connection to a peer lost during collective communication: {line}"),
     # nan
-    _e("nan", "nan-line", r"loss (?:is|became|=) ?(?:nan|inf)\b|\bnan loss|non-finite loss|FloatingPointError"
+    _e("nan", "nan-line", r"loss (?:is|became|=) ?(?:nan|inf)\b|\bloss: (?:nan|inf)\b|\bnan loss|non-finite loss"
+       r"|FloatingPointError|Invalid loss, terminating training"
        r"|loss scale already at minimum|[Uu]nrecoverable (?:fp16 )?overflow|[Dd]etected (?:NaN|nan|inf|Inf) in"
        r"|Minimum loss scale reached", ("loss", "non-finite", "floatingpointerror", "minimum",
                                         "unrecoverable", "detected"),
@@ -262,6 +263,18 @@ PROGRESS_RULES: list[Rule] = [
     _p("scheduled-epochs", r"^Scheduled epochs: (?P<total_epochs>\d+)", ("scheduled epochs",)),
     _p("config-max-epochs", r"\b(?:max_epochs|num_train_epochs|max_epoch|epochs)['\"]?(?::|=| =) ?(?P<total_epochs>\d+)\b",
        ("epoch",)),
+    # Keras: ` 120/512 [=====>....] - ETA: 1:02 - loss: 0.61` and `512/512 [======] - 127s 247ms/step - loss: ..`
+    _p("keras-bar", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) \[[=>.]+\] - (?:ETA: [\d:]+|\d+s (?:(?P<ms_it>{F})ms"
+       rf"|(?P<s_it>{F})s)/step)(?: - loss: (?P<loss>{F}))?", ("/step", "eta:")),
+    # MMCV/MMEngine 1.x: `Epoch [1][100/5005]  lr: 1.000e-01, eta: 37 days, 5:46:17, time: 0.196, ...`
+    _p("mmcv-epoch", rf"Epoch \[(?P<epoch>\d+)\]\[ *(?P<step>\d+)/(?P<total_steps>\d+)\][^\n]*?\btime: (?P<s_it>{F})",
+       ("epoch [",), epoch_base=1),
+    # detectron2 events: `eta: 8:05:12  iter: 1259  total_loss: 1.012 ... time: 0.3322  data_time: ...`
+    _p("detectron2-events", rf"\biter: (?P<step>\d+) +total_loss: (?P<loss>{F})[^\n]*?\btime: (?P<s_it>{F})",
+       ("iter:",)),
+    # a bare counter: `iterations: 29107`, `global step 1200`
+    _p("bare-counter", r"\b(?:iterations?|global[ _]step|steps? done)[ :=]+(?P<step>\d+)\s*$", ("iteration", "step"),
+       ignore_case=True, weak=True),
     # generic custom prints: `step 120/4000 | loss 2.31 | 0.51s/it`, `Epoch 3/10`
     _p("custom-step-loss", rf"\b(?:global_step|step|iter|iteration|it)\b[ :=#]*(?P<step>\d+)(?: ?(?:/|of) ?"
        rf"(?P<total_steps>\d+))?[ ,|;\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it"),
@@ -336,6 +349,18 @@ class RuleSet:
             self.rules.append(rule)
         if not rule.kind.startswith("error:"):
             self._mru_ok.add(id(rule))
+
+    def match_progress(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
+        """The first progress rule matching `text` (for a line an error rule already claimed: a progress bar
+        and a crash message printed on one line)."""
+        low = text.lower()
+        for r in self.rules:
+            if r.kind != "progress" or (r.needles and not any(n in low for n in r.needles)):
+                continue
+            m = r.regex.search(text)
+            if m is not None:
+                return r, m
+        return None, None
 
     def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
         low = text.lower()
