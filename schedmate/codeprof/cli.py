@@ -66,6 +66,9 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
         ] = 0,
         prompt_version: Annotated[str | None, typer.Option("--prompt-version")] = None,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the version cache.")] = False,
+        agent: Annotated[bool, typer.Option(
+            "--agent", help="After the static pass, let the LLM agent look for the open scheduler fields (list, "
+            "grep, read; cited answers only). Needs the agent extra.")] = False,
     ) -> None:
         from schedmate.codeprof.analyzer import AnalyzeError, analyze_code
         from schedmate.codeprof.cache import VersionCache
@@ -80,6 +83,22 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
             k, v = kv.split("=", 1)
             env_d[k] = v
         try:
+            if agent:
+                try:
+                    from schedmate.codeprof.agent import analyze_with_agent
+                except ModuleNotFoundError as e:
+                    typer.echo(f"error: --agent needs the agent extra (pip install -e '.[agent]'): {e}", err=True)
+                    raise typer.Exit(2) from None
+                prof = analyze_with_agent(workdir, command=command, env=env_d)
+                out = prof.to_contract()
+                for w in prof.warnings:
+                    if w.startswith("agent"):
+                        typer.echo(f"warning: {w}", err=True)
+                if as_json:
+                    sys.stdout.write(json.dumps(out, default=str) + "\n")
+                else:
+                    _table(out)
+                return
             prof = analyze_code(
                 workdir,
                 command=command,
