@@ -114,15 +114,25 @@ def gin_config(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     macros: dict[str, Any] = {}
     bases: list[str] = []
+    block: str | None = None  # `train/utils.DatasetConfig:` followed by indented `batch_size = 128`
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if not raw[:1].isspace():
+            block = None
         if m := _GIN_INCLUDE.match(line):
             bases.append(m.group(1))
+            continue
+        if (b := re.fullmatch(r"([\w./]+):", line)) and not raw[:1].isspace():
+            block = b.group(1).replace("/", ".")  # keep the scope: train/ and infer_eval/ blocks differ
             continue
         m = _GIN_LINE.match(line)
         if not m:
             continue
         key, expr = m.group(1).rsplit("/", 1)[-1], m.group(2)
+        if block is not None and raw[:1].isspace():
+            key = f"{block}.{key}"
         if expr.startswith("%"):
             value = macros.get(expr[1:], UNKNOWN)
         else:
@@ -286,7 +296,10 @@ def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str]) -> dict[st
         return {}
     merged: dict[str, Any] = {}
     for ref in _bases(cfg):
-        merged = merge(merged, _load(read, _join(rel, ref), tree, [*chain, rel]))
+        target = _join(rel, ref)
+        if read(target) is None and read(ref.lstrip("/")) is not None:
+            target = ref.lstrip("/")  # gin includes and some _BASE_s name paths from the repository root
+        merged = merge(merged, _load(read, target, tree, [*chain, rel]))
     own = {k: v for k, v in cfg.items() if k not in {"_base_", "_BASE_", "__base__", "base_config", "BASE_CONFIG"}}
     own = _mm_refs(own, merged)
     flat = flatten(own)
