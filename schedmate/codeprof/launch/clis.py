@@ -68,10 +68,39 @@ def shell(ctx: Ctx, toks: list[str]) -> bool:
     return False
 
 
+def console_script(ctx: Ctx, prog: str) -> str | None:
+    """`pkg.module` of a console script the job's own package declares (pyproject `[project.scripts]`,
+    setup.py / setup.cfg `console_scripts`), so `nnUNetv2_train ...` is read like `python -m pkg.module ...`."""
+    import re as _re
+    import tomllib
+
+    wd = ctx.wd
+    text = wd.read_text("pyproject.toml")
+    if text:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            data = {}
+        target = (data.get("project", {}).get("scripts", {}) or {}).get(prog) or \
+            (data.get("tool", {}).get("poetry", {}).get("scripts", {}) or {}).get(prog)
+        if isinstance(target, str) and ":" in target:
+            return target.split(":", 1)[0].strip()
+    for name in ("setup.py", "setup.cfg"):
+        text = wd.read_text(name) or ""
+        m = _re.search(rf"""['"]?{_re.escape(prog)}\s*=\s*([\w.]+):\w+""", text)
+        if m:
+            return m.group(1)
+    return None
+
+
 def framework_cli(ctx: Ctx, toks: list[str]) -> bool:
     L = ctx.launch
     prog = PurePosixPath(toks[0]).name
     conv = CONVENTIONS.get(prog)
+    if conv is None and (module := console_script(ctx, prog)) is not None:
+        L.chain.append(prog)
+        L.notes.append(f"{prog}: console script of this repository -> {module}")
+        return entry(ctx, None, toks[1:], module=module)
     if conv is None:
         L.chain.append(prog)
         L.notes.append(f"{prog}: an entry point schedmate has no conventions for; its process count is unknown")

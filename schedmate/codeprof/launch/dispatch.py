@@ -51,6 +51,12 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
 
 def _rank(ex: Exec, wd: Workdir) -> tuple[int, ...] | None:
     got = _target(ex)
+    if got is None and ex.argv:
+        from schedmate.codeprof.launch.clis import console_script
+
+        prog = PurePosixPath(ex.argv[0]).name
+        if console_script(Ctx(wd, Launch()), prog) is not None:  # a console script of the job's own package
+            got = (prog, True)
     if got is None:
         return None
     target, is_launch = got
