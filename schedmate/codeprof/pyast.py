@@ -210,12 +210,25 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 "action": action,
                 "line": node.lineno,
                 "type": kwargs.get("type"),
+                "help": _help_text(node),
             }
         )
     elif tail == "HfArgumentParser" and node.args:
         a = node.args[0]
         elts = a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]
         out["hf_parser"] = [dotted(e) or "" for e in elts]
+
+
+def _help_text(node: ast.Call) -> str:
+    """The literal `help=` of an add_argument call ('' when absent or computed)."""
+    for kw in node.keywords:
+        if kw.arg == "help":
+            ok, v = const_eval(kw.value)
+            if ok and isinstance(v, str):
+                return v[:300]
+            if isinstance(kw.value, ast.JoinedStr):
+                return "".join(p.value for p in kw.value.values if isinstance(p, ast.Constant))[:300]
+    return ""
 
 
 def _conditions(node: ast.AST) -> list[str]:

@@ -132,3 +132,12 @@ def test_yaml_with_application_tags_is_read_and_ref_tags_resolve():
             "train_opts:\n  batch_size: !ref <batch_size>\nmodel: !new:pkg.Model\n  d_model: 512\n")
     tree = load_tree(reader({"h.yaml": text}), "h.yaml")
     assert tree.data["train_opts"]["batch_size"] == 32 and tree.data["model"] == {"d_model": 512}
+
+
+def test_a_batch_size_whose_help_says_total_over_all_gpus_is_the_global_batch(tmp_path: Path):
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--batch-size', type=int, default=16, help='total batch size for all GPUs')\n"
+        "opt = p.parse_args()\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    prof = analyze_code(tmp_path, command="torchrun --nproc_per_node 4 train.py --batch-size 64", use_llm=False)
+    assert prof.value("global_batch_size") == 64 and prof.value("micro_batch_size") == 16

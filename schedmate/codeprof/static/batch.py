@@ -37,6 +37,22 @@ class BatchMixin:
                 return pv.value, pv.where
         return None
 
+    def _help_says_total(self, found: tuple[Any, list[str]] | None) -> str | None:
+        """file:line of the argparse option behind `found` when its help calls it the total over all GPUs
+        (`--batch-size ... help='total batch size for all GPUs'`)."""
+        if found is None:
+            return None
+        names = {n for n in MICRO if (pv := self.r.params.get(n)) is not None and pv.where == found[1]}
+        for rel, s in self.r.py.items():
+            for a in s["argparse"]:
+                if a["dest"] in names or f"{rel}:{a['line']}" in found[1]:
+                    help_text = (a.get("help") or "").lower()
+                    if re.search(r"\b(total|global|effective)\b[^.]*batch|for all (gpus|devices|processes)"
+                                 r"|across (all )?(gpus|devices|processes)", help_text) and not re.search(
+                                     r"per[ -](gpu|device|process|replica)", help_text):
+                        return f"{rel}:{a['line']}"
+        return None
+
     def _divided_by_world(self) -> str | None:
         """file:line of `x_per_device = ... batch_size // world_size` in the code read, if any."""
         for rel, s in self.r.py.items():
@@ -87,7 +103,7 @@ class BatchMixin:
                     r.put("global_batch_size", to_int(g[0]), g[1], note="JAX: batch_size is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
             micro = self._first(MICRO)
-            split = self._divided_by_world()
+            split = self._divided_by_world() or self._help_says_total(micro)
             if micro is not None and split is not None and to_int(micro[0]):
                 # the code divides this batch size over the processes: it is the global batch
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
