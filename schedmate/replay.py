@@ -61,6 +61,17 @@ def fit_to_cluster(jobs: list[Job], cluster: ClusterSpec) -> tuple[list[Job], in
     return kept, len(jobs) - len(kept)
 
 
+def _say_skipped(errors: list) -> None:
+    """Malformed rows dropped in skip mode: the count and the first ten, file:line:field, on stderr."""
+    if not errors:
+        return
+    print(f"warning: {len(errors)} malformed trace row(s) skipped:", file=sys.stderr)
+    for e in errors[:10]:
+        print(f"  {e.file}:{e.line}:{e.field or '-'}: {e.message}", file=sys.stderr)
+    if len(errors) > 10:
+        print(f"  ... and {len(errors) - 10} more", file=sys.stderr)
+
+
 def replay(
     trace: str | list[Job],
     policy: str = "fifo",
@@ -93,17 +104,28 @@ def replay(
     running jobs; None: nothing). `policy_options`: keyword arguments for `build_scheduler` (see
     `schedmate.policies.policy_options`). `semantic_noise`: scale of the real-cluster noise added to the
     semantic augmentation (0: none, 1: calibrated, see `schedmate.semantic.augment.SemanticNoise`)."""
+    row_errors: list = []
+    tmp_root: Path | None = None
     if isinstance(trace, str):
         from schedmate.traces import load_trace
 
-        jobs = load_trace(trace, fmt=fmt, on_error=on_error, limit=limit, seed=seed).jobs  # type: ignore[arg-type]
+        loaded = load_trace(trace, fmt=fmt, on_error=on_error, limit=limit, seed=seed)  # type: ignore[arg-type]
+        jobs, row_errors = loaded.jobs, list(loaded.errors)
+        _say_skipped(row_errors)
     else:
         jobs = list(trace)[:limit] if limit else list(trace)
     net = NetworkSpec.parse(network)
     spec = parse_cluster(cluster, net) if isinstance(cluster, str) else cluster
     if workloads:
         jobs = assign_workloads(jobs, seed)
+    n_before = {j.id: j.num_gpus for j in jobs}
     jobs, dropped = fit_to_cluster(jobs, spec)
+    if dropped:
+        kept = {j.id for j in jobs}
+        gone = [(i, g) for i, g in n_before.items() if i not in kept]
+        print(f"warning: {dropped} job(s) need more GPUs than the cluster has ({spec.total_gpus}) and were "
+              f"dropped: " + ", ".join(f"{i} ({g} GPUs)" for i, g in gone[:10]) + (" ..." if len(gone) > 10 else ""),
+              file=sys.stderr)
     sched = scheduler or build_scheduler(policy, placement, **(policy_options or {}))
     ann = ANNOTATORS.create(annotator) if isinstance(annotator, str) else annotator
     label = getattr(ann, "name", str(annotator))
@@ -115,7 +137,10 @@ def replay(
         if semantic is True:
             import tempfile
 
-            root = out / "semantic" if out is not None else Path(tempfile.mkdtemp(prefix="schedmate-semantic-"))
+            if out is not None:
+                root = out / "semantic"
+            else:  # a scratch directory, removed when the replay is done (give --semantic DIR to keep it)
+                root = tmp_root = Path(tempfile.mkdtemp(prefix="schedmate-semantic-"))
         else:
             root = Path(semantic)
         from schedmate.semantic.augment import CALIBRATED_NOISE
@@ -147,10 +172,15 @@ def replay(
     inner = getattr(ann, "inner", ann)
     if hasattr(inner, "cost_summary"):
         summary = summary.model_copy(update={"annotation": inner.cost_summary()})
+    summary = summary.model_copy(update={"skipped_rows": len(row_errors), "dropped_jobs": dropped})
     if dropped:
         sim.log.append({"time": 0.0, "event": "dropped_too_big", "jobs": dropped})
     if out is not None:
         write_outputs(sim, table, summary, out)
+    if tmp_root is not None:
+        import shutil
+
+        shutil.rmtree(tmp_root, ignore_errors=True)
     return ReplayResult(summary=summary, jobs=table, sim=sim)
 
 

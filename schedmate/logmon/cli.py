@@ -40,6 +40,21 @@ class _LazyMemory:
             m.remember(window_text, diagnosis)
 
 
+def unreadable(path: Path) -> str | None:
+    """Why a log path cannot be read, in words (None when it can)."""
+    import os
+
+    if path.is_dir():
+        return "is a directory; give a log file (or - for stdin)"
+    if not path.exists():
+        return "no such file"
+    if not path.is_file():
+        return "not a regular file"
+    if not os.access(path, os.R_OK):
+        return "permission denied (not readable)"
+    return None
+
+
 def make_monitor(source: str, use_llm: bool, **kw: Any) -> Monitor:
     from schedmate.logmon.store import RuleStore
 
@@ -97,8 +112,9 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
                 mon.feed_bytes(chunk)
         else:
             path = Path(file)
-            if not path.is_file():
-                print(f"error: {file}: no such file", file=sys.stderr)
+            problem = unreadable(path)
+            if problem:
+                print(f"error: {file}: {problem}", file=sys.stderr)
                 raise typer.Exit(2)
             with open(path, "rb") as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -162,8 +178,9 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
             emit(report, force=True)
             raise typer.Exit(3 if report.failure.failed else 0)
         if not follow:
-            if not Path(file).is_file():
-                print(f"error: {file}: no such file", file=sys.stderr)
+            problem = unreadable(Path(file))
+            if problem:
+                print(f"error: {file}: {problem}", file=sys.stderr)
                 raise typer.Exit(2)
             with open(file, "rb") as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -38,6 +38,10 @@ class ReplaySummary(BaseModel):
     migrations: int = 0
     annotation: dict | None = None
     """Cost of the annotator, when it reports one: LLM calls per job, tokens, seconds per job."""
+    skipped_rows: int = 0
+    """Trace rows dropped as malformed (`--on-error skip`); listed on stderr with file:line:field."""
+    dropped_jobs: int = 0
+    """Jobs that cannot run on this cluster (more GPUs than it has); listed on stderr."""
 
 
 def job_table(sim: Simulator) -> pd.DataFrame:

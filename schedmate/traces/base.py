@@ -152,6 +152,10 @@ def _read_csv_slow(path: Path, *, header: bool, names: list[str] | None, sep: st
 # --------------------------------------------------------------------------- validation
 
 
+MAX_DURATION_S = 365 * 86400.0
+"""A job longer than a year is a units mistake or a corrupt row, not a job: a row error."""
+
+
 class Validator:
     """Collects per-row errors for one frame; every check returns a parsed column."""
 
@@ -191,7 +195,7 @@ class Validator:
         return s
 
     def number(self, col: str, *, required: bool = True, ge: float | None = None, integer: bool = False,
-               what: str = "a number") -> np.ndarray:
+               what: str = "a number", le: float | None = None, le_why: str = "") -> np.ndarray:
         s = self.strings(col)
         empty = s.to_numpy() == ""
         vals = pd.to_numeric(s.where(~empty, None), errors="coerce").to_numpy(dtype=float)
@@ -206,6 +210,10 @@ class Validator:
             with np.errstate(invalid="ignore"):
                 neg = np.isfinite(vals) & (vals < ge)
             self.flag(neg, col, lambda i: f"must be >= {ge:g}, got {self.raw(col, i)!r}")
+        if le is not None:
+            with np.errstate(invalid="ignore"):
+                big = np.isfinite(vals) & (vals > le)
+            self.flag(big, col, lambda i: f"implausible: {self.raw(col, i)!r} {le_why or f'> {le:g}'}")
         return vals
 
     def timestamp(self, col: str, *, fmt: str = "%Y-%m-%d %H:%M:%S", required: bool = True) -> np.ndarray:

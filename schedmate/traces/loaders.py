@@ -24,6 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from schedmate.records import FailureCategory, Job, Outcome
 from schedmate.traces.base import (
+    MAX_DURATION_S,
     TRACES_DIR,
     LoadedTrace,
     OnError,
@@ -136,7 +137,7 @@ class CsvLoader:
         _duplicates(v, ids, "id")
         submit = v.number("submit_time", ge=0)
         gpus = v.number("num_gpus", ge=0, integer=True, what="an integer")
-        dur = v.number("duration_s", ge=0)
+        dur = v.number("duration_s", ge=0, le=MAX_DURATION_S, le_why="seconds is over a year")
         cols: dict[str, Any] = {"id": ids, "user": v.strings("user"), "submit_time": submit,
                                 "num_gpus": gpus, "duration_s": dur}
         if "outcome" in df:
@@ -203,7 +204,11 @@ class _SlurmLoader:
         end = v.timestamp("end_time", fmt=fmt, required=False)
         v.order(submit, start, "start_time", "start_time is before submit_time")
         v.order(start, end, "end_time", "end_time is before start_time")
-        dur = v.number("duration", required=False, ge=0) if "duration" in df else end - start
+        dur = (v.number("duration", required=False, ge=0, le=MAX_DURATION_S, le_why="seconds is over a year")
+               if "duration" in df else end - start)
+        if "duration" not in df:
+            with np.errstate(invalid="ignore"):
+                v.flag(np.isfinite(dur) & (dur > MAX_DURATION_S), "end_time", "implausible: the job runs over a year")
         if "queue" in df:
             v.number("queue", required=False, ge=0)
         with np.errstate(invalid="ignore"):

@@ -188,6 +188,8 @@ class RuntimeMixin:
         cvd = L.env.get("CUDA_VISIBLE_DEVICES")
         if cvd is not None and cvd.strip() not in {"", "-1"}:
             return True, ["env:CUDA_VISIBLE_DEVICES"]
+        if cvd is not None and not cuda_hits:  # `CUDA_VISIBLE_DEVICES= python ...`: no GPU visible on purpose
+            return False, ["env:CUDA_VISIBLE_DEVICES"]
         dev = self.r.params.get("device")
         if dev is not None and isinstance(dev.value, str):
             if dev.value.startswith("cuda"):
