@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from schedmate.records import Annotation, FailureAction
-from schedmate.sim.engine import Simulator
 from schedmate.sim.state import JobState, Status
+from schedmate.sim.view import SchedulerView
 
 
 @dataclass
@@ -30,7 +30,7 @@ class FailureSignalAdapter:
     max_requeues: int = 1
     decisions: list[dict] = field(default_factory=list)
 
-    def __call__(self, sim: Simulator, js: JobState, annotation: Annotation, now: float) -> None:
+    def __call__(self, sim: SchedulerView, js: JobState, annotation: Annotation, now: float) -> None:
         signal = annotation.failure
         if signal is None or not signal.failed or signal.confidence < self.min_confidence:
             return

@@ -14,8 +14,8 @@ from schedmate.records import Annotation, Job
 from schedmate.registry import Registry
 
 if TYPE_CHECKING:
-    from schedmate.sim.engine import Simulator
     from schedmate.sim.state import JobState
+    from schedmate.sim.view import SchedulerView
 
 
 class Annotator(ABC):
@@ -36,7 +36,7 @@ class Annotator(ABC):
         Default: the fixed `monitor_interval_s`; an annotator may look more often early in a run."""
         return self.monitor_interval_s or 0.0
 
-    def on_running(self, sim: Simulator, js: JobState, now: float) -> Annotation | None:
+    def on_running(self, sim: SchedulerView, js: JobState, now: float) -> Annotation | None:
         """A running job, every `monitor_interval_s`: return an updated annotation, or None for no change.
         May end the job through `sim.terminate(js, now)` or requeue it through `sim.preempt(js, now)`."""
         return None

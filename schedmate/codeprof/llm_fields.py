@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field, create_model
 
-from schedmate.codeprof.facts import FAMILIES
+from schedmate.codeprof.facts import FAMILIES, Fact
 
 FIELDS_PER_CALL = 4
 
@@ -116,3 +117,20 @@ def _bounds(name: str) -> dict[str, Any]:
         "micro_batch_size": {"ge": 1, "le": 10**7},
         "model_name": {"max_length": 60},
     }.get(name, {})
+
+
+@dataclass
+class LLMOutcome:
+    answers: dict[str, Fact] = field(default_factory=dict)
+    rejected: dict[str, str] = field(default_factory=dict)
+    calls: int = 0
+    warnings: list[str] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def merged(self, static_facts: dict[str, Fact]) -> dict[str, Fact]:
+        """Static facts win; LLM answers only fill empty fields."""
+        out = dict(static_facts)
+        for k, f in self.answers.items():
+            if out.get(k) is None or out[k].value is None:
+                out[k] = f
+        return out

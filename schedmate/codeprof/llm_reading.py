@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from schedmate.codeprof.llm_context import (
     _numbered,
 )
+from schedmate.codeprof.llm_fields import LLMOutcome
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult
-
-if TYPE_CHECKING:  # the outcome record lives with the pass that drives this loop
-    from schedmate.codeprof.llmpass import LLMOutcome
 
 
 def _tokens(client: Any) -> tuple[int, int]:

@@ -19,7 +19,6 @@ fields, grounding, vote), `llm_reading` (the reading loop); this one drives them
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from schedmate.codeprof.facts import Fact
@@ -37,28 +36,12 @@ from schedmate.codeprof.llm_fields import (
     FIELDS_PER_CALL,
     PROMPT_ID,
     TOKEN_BUDGET,
+    LLMOutcome,
     field_model,
 )
 from schedmate.codeprof.llm_reading import _reading_loop, _tokens, _tokens_delta
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult
-
-
-@dataclass
-class LLMOutcome:
-    answers: dict[str, Fact] = field(default_factory=dict)
-    rejected: dict[str, str] = field(default_factory=dict)
-    calls: int = 0
-    warnings: list[str] = field(default_factory=list)
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    def merged(self, static_facts: dict[str, Fact]) -> dict[str, Fact]:
-        """Static facts win; LLM answers only fill empty fields."""
-        out = dict(static_facts)
-        for k, f in self.answers.items():
-            if out.get(k) is None or out[k].value is None:
-                out[k] = f
-        return out
 
 
 def run_llm_pass(

@@ -17,7 +17,7 @@ from schedmate.registry import Registry
 from schedmate.sim.state import ClusterState, JobState, Placement
 
 if TYPE_CHECKING:
-    from schedmate.sim.engine import Simulator
+    from schedmate.sim.view import SchedulerView
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +170,7 @@ class Scheduler:
     bf_max_job_test bounds its backfill scan)."""
     tick_s: float | None = None
     """Period of `on_tick` calls, for policies that need one (e.g. an auto-tuner)."""
-    on_tick: Callable[[Simulator, float], bool | None] | None = None
+    on_tick: Callable[[SchedulerView, float], bool | None] | None = None
     """Called every `tick_s`; returns whether it changed anything the policies decide on (then a
     scheduling pass follows at once; None counts as a change)."""
     name: str = ""

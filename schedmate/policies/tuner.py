@@ -70,7 +70,7 @@ from schedmate.records import Annotation, Job, slowdown_from_sensitivity
 from schedmate.sim.state import ClusterState, JobState, Placement, Status
 
 if TYPE_CHECKING:
-    from schedmate.sim.engine import Simulator
+    from schedmate.sim.view import SchedulerView
 
 PIN_KEY = "tuner:pin"
 
@@ -218,7 +218,7 @@ def _belief_slowdown(ann: Annotation, timers: DelayTimers) -> float:
     return slowdown_from_sensitivity(s)
 
 
-def snapshot(sim: Simulator, now: float, timers: DelayTimers, cfg: TunerConfig) -> Snapshot:
+def snapshot(sim: SchedulerView, now: float, timers: DelayTimers, cfg: TunerConfig) -> Snapshot:
     """What the scheduler knows at `now`, as jobs for a forward run starting at 0 (see module doc)."""
     finished = [js.executed_s for js in sim.jobs if js.status is Status.done and js.executed_s > 0]
     fallback = statistics.median(finished) if finished else 3600.0
@@ -293,7 +293,7 @@ class _Recording(DelayTimers):
 class _Forward:
     """Forward runs on one snapshot: the parts that do not depend on the timers are built once."""
 
-    def __init__(self, sim: Simulator, snap: Snapshot, cfg: TunerConfig) -> None:
+    def __init__(self, sim: SchedulerView, snap: Snapshot, cfg: TunerConfig) -> None:
         from schedmate.sim.engine import ReplayConfig
 
         self.sim, self.snap, self.cfg = sim, snap, cfg
@@ -346,7 +346,7 @@ class _Forward:
         return obj, fwd.events, rec.read
 
 
-def evaluate(sim: Simulator, snap: Snapshot, timers: DelayTimers, cfg: TunerConfig) -> tuple[float, int]:
+def evaluate(sim: SchedulerView, snap: Snapshot, timers: DelayTimers, cfg: TunerConfig) -> tuple[float, int]:
     """Objective of one forward run with `timers` (and the number of events it took)."""
     obj, events, _ = _Forward(sim, snap, cfg).run(timers)
     return obj, events
@@ -381,7 +381,7 @@ class DelayTuner:
     _need: float = 0.0
     """Events of the last default forward run, and per snapshot job: the budget's cost estimates."""
 
-    def __call__(self, sim: Simulator, now: float) -> bool:
+    def __call__(self, sim: SchedulerView, now: float) -> bool:
         """One tick; True when the timers changed (the engine then runs a scheduling pass)."""
         self.ticks += 1
         if self._skip > 0:  # backing off after tunes that kept their choice
@@ -410,7 +410,7 @@ class DelayTuner:
         finally:
             self.wall_s += time.perf_counter() - t0
 
-    def _held(self, sim: Simulator, now: float) -> tuple[int, ...]:
+    def _held(self, sim: SchedulerView, now: float) -> tuple[int, ...]:
         """The first `max_waiting` waiting jobs held back by a delay timer now (job indices)."""
         until = self._until
         held = []
@@ -436,12 +436,12 @@ class DelayTuner:
             return -math.inf
         return origin + t.timers(js)[1]
 
-    def _affordable(self, sim: Simulator, events: float) -> bool:
+    def _affordable(self, sim: SchedulerView, events: float) -> bool:
         """Do `events` more forward events fit in the event budget?"""
         budget = self.config.event_budget
         return budget is None or self.forward_events + events <= budget * sim.events
 
-    def tune(self, sim: Simulator, now: float, snap: Snapshot | None = None
+    def tune(self, sim: SchedulerView, now: float, snap: Snapshot | None = None
              ) -> dict[str, tuple[float, float]]:
         """Search the factors on a snapshot of `now` (taken here unless given), adopt and log them."""
         cfg = self.config
@@ -513,7 +513,7 @@ class DelayTuner:
                     i += step
         return self._adopt(sim, now, classes, best, best_obj, default_obj)
 
-    def _adopt(self, sim: Simulator, now: float, classes: list[str], best: Key, best_obj: float,
+    def _adopt(self, sim: SchedulerView, now: float, classes: list[str], best: Key, best_obj: float,
                default_obj: float) -> dict[str, tuple[float, float]]:
         cfg, base = self.config, self.timers.config
         choice = dict(zip(classes, best))

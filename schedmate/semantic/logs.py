@@ -34,8 +34,8 @@ from schedmate.semantic.log_styles import (
 )
 
 if TYPE_CHECKING:
-    from schedmate.sim.engine import Simulator
     from schedmate.sim.state import JobState
+    from schedmate.sim.view import SchedulerView
 
 
 # ----------------------------------------------------------------------------- failure tails
@@ -334,7 +334,7 @@ class SemanticLogAnnotator(Annotator):
             return self.monitor_interval_s
         return min(self.monitor_interval_s, self.inner.monitor_delay(js, run_s))
 
-    def on_running(self, sim: Simulator, js: JobState, now: float) -> Annotation | None:
+    def on_running(self, sim: SchedulerView, js: JobState, now: float) -> Annotation | None:
         self.writer.update(js, now)
         return self.inner.on_running(sim, js, now)
 

@@ -44,9 +44,7 @@ class NetworkModel:
         g = js.job.num_gpus
         multi = self._multi_node.get(g)
         if multi is None:
-            from schedmate.policies.placements import min_nodes_needed
-
-            multi = self._multi_node[g] = min_nodes_needed(g, self.cluster) > 1
+            multi = self._multi_node[g] = self.cluster.packed_shape(g)[0] > 1  # the fewest nodes that could hold g
         return js.job.spread_slowdown - 1.0 if multi else 0.0
 
     def comm_factor(self, js: JobState) -> float:
