@@ -80,7 +80,7 @@ OverwriteOpt = Annotated[bool, typer.Option("--overwrite-comment",
 
 
 def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) -> None:
-    adapt_app = typer.Typer(help="Act on annotations in a real Slurm or Kubernetes cluster (dry run by default).",
+    adapt_app = typer.Typer(rich_markup_mode="markdown", help="Act on annotations in a real Slurm or Kubernetes cluster (dry run by default).",
                             no_args_is_help=True)
     app.add_typer(adapt_app, name="adapt")
 

@@ -11,14 +11,14 @@ import importlib
 
 import typer
 
-app = typer.Typer(
+app = typer.Typer(rich_markup_mode="markdown", 
     name="schedmate",
     help="Semantic-aware GPU cluster scheduling: annotate jobs from code, logs and history; replay traces.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-analyze_app = typer.Typer(help="Analyze a job's code or log without running it.", no_args_is_help=True)
-eval_app = typer.Typer(help="Evaluate prompts and components on labelled datasets.", no_args_is_help=True)
+analyze_app = typer.Typer(rich_markup_mode="markdown", help="Analyze a job's code or log without running it.", no_args_is_help=True)
+eval_app = typer.Typer(rich_markup_mode="markdown", help="Evaluate prompts and components on labelled datasets.", no_args_is_help=True)
 app.add_typer(analyze_app, name="analyze")
 app.add_typer(eval_app, name="eval")
 

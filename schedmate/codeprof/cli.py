@@ -18,11 +18,14 @@ micro_batch_size, global_batch_size, grad_accum_steps, seq_len, epochs, train_st
 bytes, spread slowdown, files read, cache status) and `warnings`. A value the sources do not fix is null.
 
 \b
-Sources, in order of trust: the static pass (shlex parse of the launcher and wrapper scripts, the entry
-script's AST, the config files it uses; exact, evidence file:line or `cmd`) > derivation (documented rules:
-known model sizes, 12*L*d^2 + V*d, micro x accumulation x DP, the workload catalogue's spread slowdowns)
-> the LLM, asked only for fields still open, whose answers must be grounded in the excerpt and never
-override a static fact. evidence.<field>.source says which one decided.
+Sources, in order of trust: first the static pass (a bash interpreter that follows the launch and
+wrapper scripts without running them, the entry script's AST, the config files it uses with what they
+inherit; exact, evidence file:line or `cmd`); then derivation (documented rules: known model sizes,
+12 x L x d^2 + V x d, micro x accumulation x DP, the workload catalogue's spread slowdowns); then the LLM,
+asked only for fields still open, whose answers must be grounded in the excerpt and never override a
+static fact; with `--agent`, an LLM agent that lists, greps and reads the job's files and must cite the
+file:line that states each value. evidence.FIELD.source says which one decided; a field left null says
+why in warnings.
 
 \b
 Without --command the first line of DIR/command.txt is used; DIR/env.json adds environment variables.

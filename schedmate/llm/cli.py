@@ -40,7 +40,7 @@ def _fail(e: Exception) -> None:
 
 
 def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) -> None:
-    llm = typer.Typer(help=HELP, no_args_is_help=True)
+    llm = typer.Typer(rich_markup_mode="markdown", help=HELP, no_args_is_help=True)
     app.add_typer(llm, name="llm")
 
     @llm.command()

@@ -19,7 +19,7 @@ def _db(db: str) -> str:
 
 
 def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) -> None:
-    token_app = typer.Typer(help="Client tokens of the annotation service.", no_args_is_help=True)
+    token_app = typer.Typer(rich_markup_mode="markdown", help="Client tokens of the annotation service.", no_args_is_help=True)
     app.add_typer(token_app, name="token")
 
     @app.command("serve")
