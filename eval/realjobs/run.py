@@ -139,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from", dest="start", choices=("root", "workdir"), default="root")
     ap.add_argument("--cache", type=Path, default=default_out(), help="the rebuilt corpus (rebuild.py --out)")
     ap.add_argument("--only", help="analyse only item ids containing this text")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="score only every k-th item (by id) so the LLM modes fit a time budget; 0 = all")
     ap.add_argument("--out", type=Path, help="write the per-field rows here (CSV)")
     ap.add_argument("--show-wrong", action="store_true", help="list the wrong fields (dev split only)")
     a = ap.parse_args(argv)
@@ -146,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     items = load_code_items(None if a.split == "all" else a.split)
     if a.only:
         items = [it for it in items if a.only in it.id]
+    if a.sample > 1:
+        items = sorted(items, key=lambda it: it.id)[:: a.sample]
     missing = [it.id for it in items if it.id not in index]
     if missing:
         print(f"{len(missing)} items not built (run rebuild.py): {', '.join(missing[:5])}...", file=sys.stderr)

@@ -110,3 +110,14 @@ def test_params_are_right_within_one_and_a_half_times_and_null_must_match_null()
     assert field_right("params", 1.4e9, 1.0e9) and not field_right("params", 1.6e9, 1.0e9)
     assert field_right("epochs", None, None) and not field_right("epochs", 3, None)
     assert not field_right("train_steps", None, 5000)
+
+
+def test_eval_prompts_on_the_real_corpus_says_how_to_build_it_when_it_is_missing(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from schedmate.cli import app
+
+    monkeypatch.setenv("SCHEDMATE_HOME", str(tmp_path / "home"))
+    r = CliRunner().invoke(app, ["eval", "prompts", "--component", "code", "--corpus", "real", "--no-llm",
+                                 "--out", str(tmp_path / "out")])
+    assert r.exit_code == 2 and "eval.realjobs.rebuild" in r.output
