@@ -16,10 +16,11 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pandas as pd
 import typer
+from pydantic import BaseModel, ConfigDict, Field
 
 from schedmate.annotators import ANNOTATORS, Annotator
 from schedmate.cluster import parse_cluster
@@ -72,8 +73,32 @@ def _say_skipped(errors: list) -> None:
         print(f"  ... and {len(errors) - 10} more", file=sys.stderr)
 
 
+class ReplaySpec(BaseModel):
+    """Everything a replay needs that can be written down: the CLI's options, validated once and recorded
+    in the results (`ReplaySummary.spec`), so every run says exactly what it ran. Objects (a job list, a
+    scheduler or annotator instance, an adapter) are passed to `replay()` beside it."""
+
+    model_config = ConfigDict(extra="forbid")
+    trace: str = "default"
+    policy: str = "fifo"
+    placement: str | None = None
+    annotator: str = "none"
+    cluster: str = "64"
+    network: str = "congested"
+    seed: int = 0
+    fmt: str | None = None
+    on_error: Literal["fail", "skip"] = "fail"
+    limit: int | None = Field(default=None, ge=1)
+    workloads: bool = True
+    out: Path | None = None
+    semantic: Path | bool | None = None
+    monitor_interval_s: float | None = Field(default=None, gt=0)
+    policy_options: dict[str, Any] = Field(default_factory=dict)
+    semantic_noise: float = Field(default=0.0, ge=0)
+
+
 def replay(
-    trace: str | list[Job],
+    trace: str | list[Job] | ReplaySpec,
     policy: str = "fifo",
     placement: str | None = None,
     annotator: str | Annotator = "none",
@@ -103,7 +128,27 @@ def replay(
     failure signals (default: `adapters.simulated.FailureSignalAdapter` when the annotator follows
     running jobs; None: nothing). `policy_options`: keyword arguments for `build_scheduler` (see
     `schedmate.policies.policy_options`). `semantic_noise`: scale of the real-cluster noise added to the
-    semantic augmentation (0: none, 1: calibrated, see `schedmate.semantic.augment.SemanticNoise`)."""
+    semantic augmentation (0: none, 1: calibrated, see `schedmate.semantic.augment.SemanticNoise`).
+
+    `trace` may be a `ReplaySpec`: its fields then replace the keyword arguments of the same names (the
+    keyword form is a thin wrapper over the spec). The spec that ran is recorded in `summary.spec`."""
+    if isinstance(trace, ReplaySpec):
+        spec_in = trace
+        return replay(spec_in.trace, policy=spec_in.policy, placement=spec_in.placement,
+                      annotator=annotator if not isinstance(annotator, str) else spec_in.annotator,
+                      cluster=spec_in.cluster, network=spec_in.network, seed=spec_in.seed, fmt=spec_in.fmt,
+                      on_error=spec_in.on_error, limit=spec_in.limit, workloads=spec_in.workloads,
+                      scheduler=scheduler, config=config, out=spec_in.out, progress=progress,
+                      semantic=spec_in.semantic, adapter=adapter, monitor_interval_s=spec_in.monitor_interval_s,
+                      policy_options=spec_in.policy_options or None, semantic_noise=spec_in.semantic_noise)
+    recorded = None
+    if isinstance(trace, str) and isinstance(cluster, str):
+        recorded = ReplaySpec(trace=trace, policy=policy, placement=placement,
+                              annotator=annotator if isinstance(annotator, str) else getattr(annotator, "name", "custom"),
+                              cluster=cluster, network=network, seed=seed, fmt=fmt, on_error=on_error,  # type: ignore[arg-type]
+                              limit=limit, workloads=workloads, out=out, semantic=semantic,
+                              monitor_interval_s=monitor_interval_s, policy_options=dict(policy_options or {}),
+                              semantic_noise=semantic_noise)
     row_errors: list = []
     tmp_root: Path | None = None
     if isinstance(trace, str):
@@ -172,7 +217,8 @@ def replay(
     inner = getattr(ann, "inner", ann)
     if hasattr(inner, "cost_summary"):
         summary = summary.model_copy(update={"annotation": inner.cost_summary()})
-    summary = summary.model_copy(update={"skipped_rows": len(row_errors), "dropped_jobs": dropped})
+    summary = summary.model_copy(update={"skipped_rows": len(row_errors), "dropped_jobs": dropped,
+                                         "spec": recorded.model_dump(mode="json") if recorded else None})
     if dropped:
         sim.log.append({"time": 0.0, "event": "dropped_too_big", "jobs": dropped})
     if out is not None:

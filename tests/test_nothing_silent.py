@@ -46,3 +46,15 @@ def test_the_scratch_semantic_directory_is_removed_after_the_replay():
     before = set(Path(tempfile.gettempdir()).glob("schedmate-semantic-*"))
     replay("synth:philly:12:1", annotator=SemanticAnnotator(use_llm=False))
     assert set(Path(tempfile.gettempdir()).glob("schedmate-semantic-*")) == before
+
+
+def test_a_replay_spec_runs_like_the_keywords_and_is_recorded_in_the_summary():
+    from schedmate.replay import ReplaySpec
+
+    spec = ReplaySpec(trace="synth:philly:40:2", policy="sjf", cluster="32")
+    by_spec = replay(spec).summary
+    by_keywords = replay("synth:philly:40:2", policy="sjf", cluster="32").summary
+    assert by_spec.avg_jct_s == by_keywords.avg_jct_s
+    assert by_spec.spec == spec.model_dump(mode="json") == by_keywords.spec
+    with pytest.raises(ValueError):
+        ReplaySpec(trace="default", on_error="ignore")

@@ -42,6 +42,8 @@ class ReplaySummary(BaseModel):
     """Trace rows dropped as malformed (`--on-error skip`); listed on stderr with file:line:field."""
     dropped_jobs: int = 0
     """Jobs that cannot run on this cluster (more GPUs than it has); listed on stderr."""
+    spec: dict | None = None
+    """The `ReplaySpec` that ran (when the replay was given one, or a trace spec and a cluster spec)."""
 
 
 def job_table(sim: Simulator) -> pd.DataFrame:
