@@ -121,6 +121,10 @@ BENIGN_RULES: list[Rule] = [
 ]
 
 ERROR_RULES: list[Rule] = [
+    # a hang the framework itself reports (before the NCCL rules: these lines also name NCCL)
+    _e("hang", "watchdog-stuck", r"watchdog got stuck for \d+ seconds|without making progress|heartbeat monitor "
+       r"timed out|[Nn]o progress (?:for|in) \d+", ("stuck", "progress", "heartbeat"),
+       "The job stopped making progress (the framework's own hang detector): {line}", ignore_case=True),
     # node: hardware and fabric
     _e("node", "xid", r"\bXid\b[^:]*: ?(\d+)|NVRM: Xid", ("xid",), "GPU Xid error reported by the driver: {line}"),
     _e("node", "fell-off-bus", r"fallen off the bus", ("fallen off",), "A GPU has fallen off the bus: {line}"),
@@ -180,7 +184,7 @@ ERROR_RULES: list[Rule] = [
     _e("other", "closing-signal", r"[Ss]ending process \d+ closing signal SIG\w+", ("closing signal",),
        "The launcher stopped the remaining workers after a failure: {line}", weak=True),
     _e("preempted", "slurm-cancel", r"CANCELLED AT [^\n]*?DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAILURE)"
-       r"|DUE TO TIME LIMIT|DUE TO PREEMPTION|JOB \d+ ON \S+ CANCELLED|time limit (?:reached|exceeded)",
+       r"|DUE TO TIME LIMIT|DUE TO PREEMPTION|\b(?:JOB|STEP) [\d.]+ ON \S+ CANCELLED|time limit (?:reached|exceeded)",
        ("cancelled", "time limit", "preemption"), "The scheduler cancelled or preempted the job: {line}",
        ignore_case=True),
     _e("preempted", "sigterm", r"SIGTERM|Signals\.SIGTERM|[Ss]ignal 15\b|exitcode\s*:\s*-15\b|\bpreempt(?:ed|ion)\b"
@@ -204,6 +208,11 @@ ERROR_RULES: list[Rule] = [
 ]
 
 PAUSE_RULES: list[Rule] = [
+    # a tqdm bar that is not the training counter: data preparation, loading, sanity checks, tests
+    Rule("side-bar", r"^\W*(?:Preparing|Loading|Downloading|Sanity Check|Tokeniz|Map|Filter|Generating|Test(?:ing)?\b"
+         r"|Predict|Evaluat|Validat)[^|\n]{0,60}:\s+\d+%\|", "pause:eval",
+         ("preparing", "loading", "downloading", "sanity", "tokeniz", "map", "filter", "generating", "test",
+          "predict", "evaluat", "validat"), ignore_case=True),
     Rule("hf-eval", r"\*\*\*\*\* Running Evaluation \*\*\*\*\*|^\{'eval_", "pause:eval", ("running evaluation",
                                                                                         "{'eval_")),
     Rule("lightning-val", r"^Validation(?: DataLoader \d+)?:|^Validating:", "pause:eval", ("validat",)),
@@ -355,11 +364,13 @@ class RuleSet:
         and a crash message printed on one line)."""
         low = text.lower()
         for r in self.rules:
-            if r.kind != "progress" or (r.needles and not any(n in low for n in r.needles)):
+            if not (r.kind == "progress" or r.kind.startswith("pause:")) or (
+                    r.needles and not any(n in low for n in r.needles)):
                 continue
             m = r.regex.search(text)
             if m is not None:
-                return r, m
+                # a side bar (data preparation, evaluation) is not the training counter
+                return (r, m) if r.kind == "progress" else (None, None)
         return None, None
 
     def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:

@@ -44,3 +44,17 @@ def test_a_progress_bar_with_the_crash_printed_on_the_same_line_keeps_both():
 def test_a_bare_iteration_counter_is_read():
     r = report_of("12:00:00 INFO saved models\n12:00:00 INFO iterations: 4200\n")
     assert r.progress.current_step == 4200
+
+
+def test_a_data_preparation_bar_is_not_the_training_counter_and_a_cancelled_step_is_preempted():
+    r = report_of("Preparing test set...:  45%|####   | 30/67 [27:15<23:13, 37.65s/it]\n"
+                  "Preparing test set...:  46%|####   | 31/67 [29:02<35:12, 58.67s/it]slurmstepd: error: *** STEP 12.0 "
+                  "ON node1 CANCELLED AT 2024-04-23T12:18:08 ***\n")
+    assert r.failure.category.value == "preempted"
+    assert r.progress.current_step is None
+
+
+def test_a_stuck_watchdog_is_a_hang():
+    r = report_of("[rank2]:[E704 13:48:58.2 ProcessGroupNCCL.cpp:1746] [PG ID 0 Rank 2] ProcessGroupNCCL's watchdog got "
+                  "stuck for 480 seconds without making progress in monitoring enqueued collectives.\n")
+    assert r.failure.category.value == "hang"
