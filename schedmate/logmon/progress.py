@@ -106,7 +106,7 @@ class ProgressTracker:
             # A bar with another total (HF evaluation bar, a data-prep bar) is not the training counter.
             self.totals_by_count[total] = self.totals_by_count.get(total, 0) + 1
             main = max(self.totals_by_count, key=self.totals_by_count.__getitem__)
-            if self.total_steps is not None and total != self.total_steps and self.totals_by_count[self.total_steps] >= 2:
+            if self.total_steps is not None and total != self.total_steps and self.totals_by_count.get(self.total_steps, 0) >= 2:
                 self._pause_since_last = True
                 return False
             if main == total:

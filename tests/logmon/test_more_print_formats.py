@@ -58,3 +58,9 @@ def test_a_stuck_watchdog_is_a_hang():
     r = report_of("[rank2]:[E704 13:48:58.2 ProcessGroupNCCL.cpp:1746] [PG ID 0 Rank 2] ProcessGroupNCCL's watchdog got "
                   "stuck for 480 seconds without making progress in monitoring enqueued collectives.\n")
     assert r.failure.category.value == "hang"
+
+
+def test_a_bar_whose_total_differs_from_the_announced_step_count_does_not_crash_the_monitor():
+    r = report_of("  Total optimization steps = 9090\n"
+                  + "".join(f"Epoch 0:   0%|   | {i}/14290 [00:0{i}<11:16:10,  2.84s/it]\n" for i in range(1, 4)))
+    assert r.progress.current_step == 3
