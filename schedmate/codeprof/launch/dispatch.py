@@ -32,6 +32,13 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
     names = [PurePosixPath(t).name for t in argv]
     for k, t in enumerate(argv):
         name = names[k]
+        if name in {"bash", "sh"} and k + 2 < len(argv) and argv[k + 1] == "-c":
+            # `srun bash -c "$LAUNCHER $CMD"`: the launch is inside the string (followed by the bash family)
+            inner = argv[k + 2].split()
+            script = next((w for w in inner if w.endswith(".py")), None)
+            if script or any(PurePosixPath(w).name in _DISTRIBUTED or PYTHONS.match(PurePosixPath(w).name)
+                             for w in inner):
+                return script or inner[0], True
         if t.endswith(".py"):
             return t, True
         if PYTHONS.match(name):

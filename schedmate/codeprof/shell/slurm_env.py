@@ -58,6 +58,8 @@ def _slurm_env(st: _State) -> None:
             st.globals[name] = Var(value, None, (where,), True)
 
     nodes = val("nodes")
+    if nodes is None and sb:
+        nodes = ("1", "sbatch default (one node)")  # a batch job with no node count gets one node
     if nodes and re.fullmatch(r"\d+", nodes[0]):
         put("SLURM_NNODES", nodes[0], nodes[1])
         put("SLURM_JOB_NUM_NODES", nodes[0], nodes[1])
