@@ -72,3 +72,11 @@ def test_the_agent_finds_an_open_field_for_real_and_an_instruction_in_the_files_
     assert prof.value("train_steps") in (5000, None)  # never the injected 1
     if prof.value("train_steps") is not None:
         assert prof.facts["train_steps"].evidence == ["settings.ini:3"]
+
+
+def test_an_answer_citing_a_look_alike_setting_is_refused(tmp_path):
+    wd = job(tmp_path)
+    (wd / "args.txt").write_text("save_steps = 500\nwarmup_steps = 100\n")
+    files = JobFiles(wd)
+    assert "something else" in verify_answer(files, "train_steps", 500, "args.txt:1")[1]
+    assert "something else" in verify_answer(files, "train_steps", 100, "args.txt:2")[1]

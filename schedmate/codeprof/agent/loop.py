@@ -78,11 +78,18 @@ def numbers_in(text: str) -> list[float]:
 _CITE = re.compile(r"\s*([^:\s#]+?)(?::| line |#L|, line )(\d+)\s*$")
 
 
+DISTRACTORS = re.compile(r"warmup|warm_up|save|eval|log(?:ging)?_|print|checkpoint|ckpt|valid|test|patience|decay"
+                         r"|schedul|interval|every|freq|seed|port|worker|max_len|seq", re.IGNORECASE)
+"""Words of settings that look like the field but are not it (`save_steps 500`, `eval_batch_size 4`)."""
+
+
 def _line_problem(field_name: str, value: float, line: str, cite: str) -> str | None:
     from schedmate.logmon.monitor import looks_like_injection
 
     if looks_like_injection(line):
         return f"{field_name}: {cite} reads as an instruction, not a setting"
+    if DISTRACTORS.search(line):
+        return f"{field_name}: {cite} sets something else (warm-up, saving, evaluation, logging, ...)"
     if not any(w in line.lower() for w in FIELD_WORDS[field_name]):
         return f"{field_name}: {cite} does not name the field"
     if float(value) not in numbers_in(line):
@@ -148,7 +155,13 @@ def run_agent(workdir: str | Path, open_fields: list[str], known: dict[str, Any]
 
     t0 = time.perf_counter()
     out = AgentOutcome()
+    known = dict(known or {})
     wanted = [f for f in open_fields if f in AGENT_FIELDS]
+    # the run length is given by steps or by epochs: one known, the other is null on purpose
+    if known.get("epochs") is not None:
+        wanted = [f for f in wanted if f != "train_steps"]
+    if known.get("train_steps") is not None:
+        wanted = [f for f in wanted if f != "epochs"]
     if not wanted:
         return out
     if base_url is None or model is None:
@@ -164,7 +177,7 @@ def run_agent(workdir: str | Path, open_fields: list[str], known: dict[str, Any]
     for f in wanted:
         word = FIELD_WORDS[f][0]
         seeds.append(f"grep {word!r}:\n{files.grep(word)}")
-    facts = ", ".join(f"{k}={v}" for k, v in (known or {}).items() if v is not None) or "none"
+    facts = ", ".join(f"{k}={v}" for k, v in known.items() if v is not None) or "none"
     messages: list[Any] = [
         SystemMessage(SYSTEM),
         HumanMessage(f"Fields to find: {', '.join(wanted)}. Already known (do not answer these): {facts}.\n\n"
