@@ -214,32 +214,13 @@ class Lexer:
         self.i = j + 1
 
     def _skip_parens(self, j: int) -> None:
-        s, depth = self.s, 1
-        while j < len(s) and depth:
-            c = s[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c == "'":
-                self._skip_until("'", j + 1)
-                j = self.i
-                continue
-            if c == '"':
-                self._skip_dquote(j + 1)
-                j = self.i
-                continue
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-            elif c == "\n":
-                self.line += 1
-            j += 1
-        if depth:
-            raise ShellSyntaxError(f"line {self.line}: unterminated $(")
-        self.i = j
+        self._skip_nested(j, "(", ")", "$(")
 
     def _skip_braces(self, j: int) -> None:
+        self._skip_nested(j, "{", "}", "${")
+
+    def _skip_nested(self, j: int, open_: str, close: str, what: str) -> None:
+        """Skip to after the `close` that balances an already-open `open_` (quotes and escapes respected)."""
         s, depth = self.s, 1
         while j < len(s) and depth:
             c = s[j]
@@ -254,15 +235,15 @@ class Lexer:
                 self._skip_dquote(j + 1)
                 j = self.i
                 continue
-            if c == "{":
+            if c == open_:
                 depth += 1
-            elif c == "}":
+            elif c == close:
                 depth -= 1
             elif c == "\n":
                 self.line += 1
             j += 1
         if depth:
-            raise ShellSyntaxError(f"line {self.line}: unterminated ${{")
+            raise ShellSyntaxError(f"line {self.line}: unterminated {what}")
         self.i = j
 
 
