@@ -187,8 +187,13 @@ class ModelMixin:
                         and not re.search(r"\.(py|ya?ml|json|toml|gin|cfg)(:|$)", v):  # a config file, not a model
                     name = (v, [f"{rel}:{c['line']}", *ev])
         if name is None:
+            # a class the job defines itself is its own architecture, whatever it is called (a two-layer
+            # `YOLOv3` stand-in is not the published YOLOv3)
+            local_classes = {c["name"] for s in self.r.py.values() for c in s["classes"]}
             for rel, c in self.calls:
                 tail = c["func"].rsplit(".", 1)[-1]
+                if c["func"] == tail and tail in local_classes:
+                    continue
                 if known.lookup_model(tail) and (
                     c["func"].startswith(
                         (

@@ -1,0 +1,47 @@
+"""The table of well-known model names: published sizes, first specific row wins, sizes in names."""
+
+import re
+
+import pytest
+
+from schedmate.codeprof import known
+from schedmate.codeprof.known_models import KNOWN_MODELS
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical", "params"),
+    [
+        ("meta-llama/Llama-2-7b-hf", "llama-7b", 6.7e9),
+        ("THUDM/chatglm2-6b", "chatglm-6b", 6.2e9),
+        ("bigscience/bloom-7b1", "bloom-7b1", 7.07e9),
+        ("mask_rcnn_R_50_FPN_3x", "mask-rcnn-r50-fpn", 44.4e6),
+        ("fasterrcnn_resnet50_fpn", "faster-rcnn-r50-fpn", 41.8e6),
+        ("yolov7-tiny", "yolov7-tiny", 6.2e6),
+        ("yolox_s", "yolox-s", 9.0e6),
+        ("vit_b_32", "vit-base-32", 88.2e6),
+        ("vit_base_patch16_224.augreg_in21k", "vit-base", 86.6e6),
+        ("resnet50d", "resnet50", 25.6e6),
+        ("DiT_XL_2", "dit-xl-2", 675e6),
+        ("google/mt5-base", "mt5-base", 580e6),
+    ],
+)
+def test_a_well_known_model_name_gives_its_published_size(name, canonical, params):
+    hit = known.lookup_model(name)
+    assert hit is not None and hit[0] == canonical and hit[2] == pytest.approx(params)
+
+
+def test_a_name_that_states_its_size_needs_no_row():
+    assert known.lookup_model("EleutherAI/pythia-1.4b-deduped")[2] == pytest.approx(1.4e9)
+    assert known.lookup_model("mistralai/Mixtral-8x7B-v0.1")[0] == "mixtral-8x7b"
+
+
+def test_an_unknown_name_without_a_size_gives_nothing():
+    assert known.lookup_model("my_model") is None
+    assert known.lookup_model("resnet50_custom_head_v9_x") is None
+
+
+def test_every_row_of_the_table_compiles_and_has_a_plausible_size():
+    for pattern, canonical, family, params in KNOWN_MODELS:
+        re.compile(pattern)
+        assert 1e5 <= params <= 3e12, canonical
+        assert family, canonical
