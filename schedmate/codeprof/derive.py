@@ -3,7 +3,8 @@
 Rules (documented in `schedmate analyze code --help`):
 * tensor/pipeline/expert/context parallel degree is 1 when no source names it; gradient accumulation
   is 1 when the job has no accumulation setting at all; global batch = micro x accumulation x DP
-  (DP = GPUs / (TP x PP x CP)), or accumulation = global / (micro x DP) when the global is explicit.
+  (DP = GPUs / (TP x PP x CP)), accumulation = global / (micro x DP) when the global is explicit, and
+  micro = global / (accumulation x DP) when only the total batch is stated.
 * parameters: a known model name (table in `known.py`), else the architecture dims:
   L x (4d^2 + k d f) + V d (+ positions), with f = 4d and k = 2 unless an FFN size is given (k = 3 for
   llama-style SwiGLU, x experts for MoE); V defaults to the family's usual tokenizer when unknown.
@@ -145,6 +146,15 @@ def derive(
     if _v(facts, "grad_accum_steps") is None and not accum_knob and fw is not None:
         _put(facts, "grad_accum_steps", 1, [], "the code has no gradient-accumulation setting")
     accum = _v(facts, "grad_accum_steps")
+    if micro is None and glob and accum and dp and glob % (accum * dp) == 0:
+        # a total batch split over the replicas (detectron2 IMS_PER_BATCH, a YOLO --batch-size for all GPUs)
+        _put(
+            facts,
+            "micro_batch_size",
+            glob // (accum * dp),
+            _ev(facts, "global_batch_size", "grad_accum_steps") + ev_b,
+            "global / (accumulation x data-parallel size)",
+        )
     if glob is None and micro and accum and dp:
         _put(
             facts,

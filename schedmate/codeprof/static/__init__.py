@@ -20,6 +20,7 @@ from schedmate.codeprof.params import (
 )
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static.batch import BatchMixin
+from schedmate.codeprof.static.libraries import Library
 from schedmate.codeprof.static.model import ModelMixin
 from schedmate.codeprof.static.names import (
     EXPERTS,
@@ -52,6 +53,7 @@ class StaticPass(ReadingMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMix
         self.calls: list[tuple[str, dict[str, Any]]] = []  # (file, call)
         self._hydra_overrides: dict[str, str] = {}  # group -> choice given on the command line
         self._positional: list[str] = []
+        self._libraries: list[Library] = []  # libraries whose conventions apply (static/libraries.py)
 
     def run(self) -> StaticResult:
         r = self.r

@@ -63,6 +63,8 @@ class ModelMixin:
             hit("tensorflow", f"{rel}:1")
         for rel in self._imports_any("torch"):
             hit("pytorch", f"{rel}:1")
+        for lib in self._libraries:
+            hit(lib.framework, f"{lib.name} (library conventions)")
         if not sig and any(c in L.chain for c in ("torchrun", "python -m torch.distributed.launch",
                                                   "python -m torch.distributed.run")):
             hit("pytorch", L.args_where)  # PyTorch's own launcher: a PyTorch job whatever the library on top
@@ -213,6 +215,10 @@ class ModelMixin:
                         break
         if name is None:
             name = self._name_from_model_dict()
+        for lib in self._libraries:  # the model a library's config describes (detectron2's architecture)
+            if name is None and lib.model_name is not None and (got := lib.model_name(P)) is not None:
+                arch = P.get_path("model.meta_architecture")
+                name = (got, arch.where if arch is not None else [f"{lib.name} config"])
         if name is None:
             for rel, c in self._find_calls("getattr"):
                 if len(c["args"]) >= 2 and c["args"][0] in {"models", "torchvision.models", "tv.models"}:

@@ -17,10 +17,14 @@ from schedmate.codeprof.params import (
     norm,
 )
 from schedmate.codeprof.pyast import analyze_python
+from schedmate.codeprof.static.libraries import libraries_used
 from schedmate.codeprof.static.names import (
     HF_DEFAULTS,
     parse_scalar,
 )
+
+# a yacs config key given on the command line as `KEY VALUE` (detectron2/SlowFast/pycls `opts`, `--opts`)
+YACS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)+")
 
 
 class ReadingMixin:
@@ -93,6 +97,14 @@ class ReadingMixin:
         if self._uses_hf_args():
             for k, v in HF_DEFAULTS.items():
                 P.set(k, v, "transformers.TrainingArguments default", LIBRARY_DEFAULT)
+        imports = {i for s in self.r.py.values() for i in s["imports"]}
+        tails = {c["func"].rsplit(".", 1)[-1] for _, c in self.calls}
+        self._libraries = libraries_used(imports, tails)
+        for lib in self._libraries:
+            for f in lib.flags:
+                P.set(f.dest, f.default, f"{lib.name} argument parser default", LIBRARY_DEFAULT)
+            for k, v in lib.config_defaults.items():
+                P.set(k, v, f"{lib.name} config default", LIBRARY_DEFAULT)
         for rel in list(self.r.py):
             self._attribute_defaults(rel)
         for rel, s in self.r.py.items():
@@ -150,6 +162,10 @@ class ReadingMixin:
     def _flag_dest(self) -> dict[str, tuple[str, Any]]:
         """flag spelling -> (dest, action)."""
         out: dict[str, tuple[str, Any]] = {}
+        for lib in self._libraries:
+            for f in lib.flags:
+                for spelling in f.flags:
+                    out[spelling] = (f.dest, f.action)
         for s in self.r.py.values():
             for a in s["argparse"]:
                 for f in a["flags"]:
@@ -170,6 +186,9 @@ class ReadingMixin:
             if t.startswith("-") and len(t) > 1 and not re.fullmatch(r"-\d+(\.\d*)?", t):
                 name, eq, val = t.partition("=")
                 dest, action = flags.get(name, (norm(name), None))
+                if not eq and i + 1 < len(args) and YACS_KEY.fullmatch(args[i + 1]):
+                    i += 1  # `--opts KEY VALUE ...`: the pairs follow
+                    continue
                 if eq:
                     P.set(dest, parse_scalar(val), where, COMMAND_LINE)
                     i += 1
@@ -194,6 +213,9 @@ class ReadingMixin:
                 else:
                     P.set(dest, True, where, COMMAND_LINE)
                     i += 1
+            elif YACS_KEY.fullmatch(t) and i + 1 < len(args):  # yacs `opts`: SOLVER.IMS_PER_BATCH 16
+                P.set(t, parse_scalar(args[i + 1]), where, COMMAND_LINE)
+                i += 2
             elif re.match(r"^\+{0,2}[A-Za-z_][\w.]*=", t):  # Hydra / key=value override
                 k, _, v = t.lstrip("+").partition("=")
                 P.set(k, parse_scalar(v), where, COMMAND_LINE)

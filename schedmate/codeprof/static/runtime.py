@@ -261,6 +261,13 @@ class RuntimeMixin:
                         ppn = Setting(v, [f"{rel}:{c['line']}", *ev])
                     else:
                         ppn = None
+            for lib in self._libraries:  # a library's own launcher: detectron2 `launch(main, num_gpus, ...)`
+                for sp in lib.spawn:
+                    for rel, c in self._find_calls(sp.tail):
+                        got = self._spawned(sp, rel, c)
+                        if got is not None:
+                            ppn, nodes, nprocs = got[0], got[1] or nodes, None
+                            uses_gpu = True if uses_gpu is None else uses_gpu  # one process per GPU
             for rel, c in self._find_calls("update_parameters"):  # submitit: the script submits itself
                 kw = c["kwargs"]
                 gpn_src = kw.get("gpus_per_node") or kw.get("slurm_gpus_per_node")
@@ -330,6 +337,23 @@ class RuntimeMixin:
                 self.r.facts["gpus_per_node"].evidence + self.r.facts["num_nodes"].evidence,
             )
         self._world = r.val("num_gpus")
+
+    def _spawned(self, sp: Any, rel: str, c: dict[str, Any]) -> tuple[Setting, Setting | None] | None:
+        """(processes per node, nodes) of a library call that starts the processes itself."""
+        def arg(index: int | None, kw: str | None) -> tuple[Any, list[str]] | None:
+            src = c["kwargs"].get(kw) if kw else None
+            if src is None and index is not None and index < len(c["args"]):
+                src = c["args"][index]
+            if src is None:
+                return None
+            ok, v, ev = self._resolver.eval(src)
+            return (v, [f"{rel}:{c['line']}", *ev]) if ok and isinstance(v, int) and v > 0 else None
+
+        per_node = arg(sp.per_node_arg, sp.per_node_kw)
+        if per_node is None:
+            return None
+        nodes = arg(sp.nodes_arg, sp.nodes_kw)
+        return Setting(*per_node), (Setting(*nodes) if nodes else None)
 
     def _mirrored(self) -> bool:
         return bool(

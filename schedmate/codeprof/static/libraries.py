@@ -1,0 +1,121 @@
+"""What a training library does when the job's code calls it, when the library itself is not in the workdir.
+
+A job built on detectron2 parses its command line with `default_argument_parser()`, reads its YAML over
+`get_cfg()`'s defaults and starts one process per GPU with `launch(main, args.num_gpus, ...)`: none of that
+is in the job's own files. Each `Library` below states such conventions as data (the options its parser
+adds, its config defaults, the call that spawns the processes, how its config names the model), so the
+static pass reads a job on that library the way the library would run it. A library applies only when
+the job's code imports it and calls the named entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from schedmate.codeprof.params import ParamSpace
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One option a library's argument parser adds (as argparse would record it)."""
+
+    flags: tuple[str, ...]
+    dest: str
+    default: Any = None
+    action: str | None = None
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """A library call that starts the training processes itself: which argument gives the processes per
+    node and which the nodes (positional index or keyword)."""
+
+    tail: str
+    per_node_arg: int | None = None
+    per_node_kw: str | None = None
+    nodes_kw: str | None = None
+    nodes_arg: int | None = None
+
+
+@dataclass(frozen=True)
+class Library:
+    name: str
+    imports: tuple[str, ...]
+    """top-level import names (or dotted prefixes) of the library"""
+    framework: str = "pytorch"
+    """the framework (codeprof.facts.FRAMEWORKS) a job on this library runs on"""
+    entry_calls: tuple[str, ...] = ()
+    """call tails that mean the job uses the library's parser/config (any one)"""
+    flags: tuple[Flag, ...] = ()
+    config_defaults: dict[str, Any] = field(default_factory=dict)
+    spawn: tuple[Spawn, ...] = ()
+    model_name: Callable[[ParamSpace], str | None] | None = None
+    """the model the library's config describes, as a name of the known-model table"""
+
+
+def _detectron2_model(P: ParamSpace) -> str | None:
+    """detectron2 configs describe the model by its meta-architecture, backbone depth and heads."""
+
+    def val(key: str) -> Any:
+        pv = P.get_path(key)
+        return None if pv is None else pv.value
+
+    arch = str(val("model.meta_architecture") or "")
+    depth = val("model.resnets.depth")
+    backbone = str(val("model.backbone.name") or "")
+    if depth not in (50, 101) or "resnet" not in backbone:
+        return None
+    fpn = "fpn" in backbone
+    if arch == "RetinaNet" and fpn:
+        return f"retinanet_r{depth}"
+    if arch == "GeneralizedRCNN" and fpn:
+        if val("model.keypoint_on") is True and depth == 50:
+            return "keypoint_rcnn_r50"
+        if val("model.mask_on") is True:
+            return f"mask_rcnn_r{depth}"
+        return f"faster_rcnn_r{depth}"
+    return None
+
+
+LIBRARIES: tuple[Library, ...] = (
+    Library(
+        name="detectron2",
+        imports=("detectron2",),
+        entry_calls=("default_argument_parser", "get_cfg", "default_setup"),
+        # detectron2.engine.defaults.default_argument_parser
+        flags=(
+            Flag(("--config-file",), "config_file", ""),
+            Flag(("--resume",), "resume", False, "store_true"),
+            Flag(("--eval-only",), "eval_only", False, "store_true"),
+            Flag(("--num-gpus",), "num_gpus", 1),
+            Flag(("--num-machines",), "num_machines", 1),
+            Flag(("--machine-rank",), "machine_rank", 0),
+        ),
+        # detectron2.config.defaults (get_cfg()): the values a YAML that does not set them runs with
+        config_defaults={
+            "SOLVER.IMS_PER_BATCH": 16,
+            "SOLVER.MAX_ITER": 40000,
+            "MODEL.META_ARCHITECTURE": "GeneralizedRCNN",
+            "MODEL.BACKBONE.NAME": "build_resnet_backbone",
+            "MODEL.RESNETS.DEPTH": 50,
+            "MODEL.MASK_ON": False,
+            "MODEL.KEYPOINT_ON": False,
+        },
+        # detectron2.engine.launch(main_func, num_gpus_per_machine, num_machines=1, ...)
+        spawn=(Spawn("launch", per_node_arg=1, per_node_kw="num_gpus_per_machine", nodes_kw="num_machines",
+                     nodes_arg=2),),
+        model_name=_detectron2_model,
+    ),
+)
+
+
+def libraries_used(imports: set[str], call_tails: set[str]) -> list[Library]:
+    """The libraries whose import and entry call both appear in the code read."""
+    out = []
+    for lib in LIBRARIES:
+        imported = any(i == p or i.startswith(p + ".") for i in imports for p in lib.imports)
+        if imported and (not lib.entry_calls or call_tails & set(lib.entry_calls)):
+            out.append(lib)
+    return out

@@ -1,0 +1,84 @@
+"""Jobs built on a library that is not in their directory are read the way the library would run them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from schedmate.codeprof.analyzer import analyze_code
+
+TRAIN_NET = """\
+from detectron2.config import get_cfg
+from detectron2.engine import DefaultTrainer, default_argument_parser, default_setup, launch
+
+
+def setup(args):
+    cfg = get_cfg()
+    cfg.merge_from_file(args.config_file)
+    cfg.merge_from_list(args.opts)
+    default_setup(cfg, args)
+    return cfg
+
+
+def main(args):
+    cfg = setup(args)
+    trainer = DefaultTrainer(cfg)
+    return trainer.train()
+
+
+if __name__ == "__main__":
+    args = default_argument_parser().parse_args()
+    launch(main, args.num_gpus, num_machines=args.num_machines, machine_rank=args.machine_rank, args=(args,))
+"""
+
+
+def detectron2_job(tmp_path: Path, base: str, config: str) -> Path:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "tools" / "train_net.py").write_text(TRAIN_NET)
+    (tmp_path / "configs" / "Base-RCNN-FPN.yaml").write_text(base)
+    (tmp_path / "configs" / "run.yaml").write_text(config)
+    return tmp_path
+
+
+BASE = """\
+MODEL:
+  META_ARCHITECTURE: "GeneralizedRCNN"
+  BACKBONE:
+    NAME: "build_resnet_fpn_backbone"
+SOLVER:
+  IMS_PER_BATCH: 16
+  MAX_ITER: 90000
+"""
+
+
+def test_a_detectron2_job_takes_gpus_from_num_gpus_and_overrides_from_trailing_key_value_pairs(tmp_path):
+    wd = detectron2_job(tmp_path, BASE, '_BASE_: "Base-RCNN-FPN.yaml"\nMODEL:\n  MASK_ON: True\nSOLVER:\n  MAX_ITER: 270000\n')
+    p = analyze_code(wd, "python tools/train_net.py --config-file configs/run.yaml --num-gpus 8 "
+                         "SOLVER.IMS_PER_BATCH 32 SOLVER.BASE_LR 0.04", use_llm=False)
+    f = p.facts
+    assert f["num_gpus"].value == 8
+    assert f["global_batch_size"].value == 32  # IMS_PER_BATCH is the total over all GPUs
+    assert f["micro_batch_size"].value == 4
+    assert f["train_steps"].value == 270000
+    assert f["model_name"].value == "mask-rcnn-r50-fpn"
+    assert f["params"].value == 44.4e6
+
+
+def test_a_detectron2_job_without_num_gpus_runs_on_one_gpu_with_the_library_defaults(tmp_path):
+    wd = detectron2_job(tmp_path, "MODEL:\n  BACKBONE:\n    NAME: build_resnet_fpn_backbone\n",
+                        '_BASE_: "Base-RCNN-FPN.yaml"\n')
+    p = analyze_code(wd, "python tools/train_net.py --config-file configs/run.yaml", use_llm=False)
+    f = p.facts
+    assert f["num_gpus"].value == 1  # default_argument_parser: --num-gpus 1
+    assert f["global_batch_size"].value == 16 and f["train_steps"].value == 40000  # get_cfg() defaults
+    assert f["model_name"].value == "faster-rcnn-r50-fpn"
+
+
+def test_library_conventions_need_the_library_a_script_with_the_same_flag_names_is_read_as_written(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--num-gpus', type=int)\n"
+        "p.add_argument('--batch-size', type=int, default=64)\nargs = p.parse_args()\n"
+    )
+    p = analyze_code(tmp_path, "python train.py SOLVER.IMS_PER_BATCH 32", use_llm=False)
+    assert p.facts.get("train_steps") is None  # no detectron2 defaults without detectron2
+    assert p.facts["micro_batch_size"].value == 64
