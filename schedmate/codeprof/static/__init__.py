@@ -53,6 +53,7 @@ class StaticPass(ReadingMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMix
         self.calls: list[tuple[str, dict[str, Any]]] = []  # (file, call)
         self._hydra_overrides: dict[str, str] = {}  # group -> choice given on the command line
         self._positional: list[str] = []
+        self._one_process_many_gpus: str | None = None  # file:line of a DataParallel over every visible GPU
         self._libraries: list[Library] = []  # libraries whose conventions apply (static/libraries.py)
 
     def run(self) -> StaticResult:

@@ -109,6 +109,12 @@ class BatchMixin:
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
                 micro = ((to_int(micro[0]) // self._world, [*micro[1], split])
                          if self._world and to_int(micro[0]) % self._world == 0 else None)
+        if micro is not None and self._one_process_many_gpus and to_int(micro[0]):
+            # one process feeds every GPU (DataParallel): its loader's batch is the global batch
+            where = [*micro[1], self._one_process_many_gpus]
+            r.put("global_batch_size", to_int(micro[0]), where)
+            micro = ((to_int(micro[0]) // self._world, where)
+                     if self._world and to_int(micro[0]) % self._world == 0 else None)
         if micro is not None:
             r.put("micro_batch_size", to_int(micro[0]), micro[1])
         # accumulation -----------------------------------------------------------------------

@@ -282,18 +282,17 @@ class RuntimeMixin:
                 break
             for rel, c in self._find_calls("DataParallel"):
                 if not c["func"].endswith("DistributedDataParallel") and "device_ids" not in c["kwargs"]:
-                    # one process drives every visible GPU: the count is decided at submission
-                    ppn, nprocs = None, None
-                    r.notes.append(f"num_gpus: {rel}:{c['line']} uses DataParallel over every visible GPU; "
-                                   "the count is set at submission")
+                    # one process drives every visible GPU: the count is what the job makes visible, else
+                    # it is decided at submission
+                    ppn, nprocs = self._visible_devices(), None
+                    self._one_process_many_gpus = f"{rel}:{c['line']}"  # its batch is split over the GPUs
+                    if ppn is None:
+                        r.notes.append(f"num_gpus: {rel}:{c['line']} uses DataParallel over every visible GPU; "
+                                       "the count is set at submission")
                     break
             tf_or_jax = self._imports_any("tensorflow", "jax")
             if tf_or_jax and uses_gpu and self._mirrored():
-                ppn = None  # one process drives every visible GPU
-                cvd = L.env.get("CUDA_VISIBLE_DEVICES")
-                nprocs = None
-                if cvd:
-                    ppn = Setting(len([d for d in cvd.split(",") if d.strip()]), ["env:CUDA_VISIBLE_DEVICES"])
+                ppn, nprocs = self._visible_devices(), None  # one process drives every visible GPU
         if nodes is not None and nodes.value is not None:
             r.put("num_nodes", nodes.value, nodes.where)
         if (
@@ -337,6 +336,13 @@ class RuntimeMixin:
                 self.r.facts["gpus_per_node"].evidence + self.r.facts["num_nodes"].evidence,
             )
         self._world = r.val("num_gpus")
+
+    def _visible_devices(self) -> Setting | None:
+        """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it."""
+        cvd = (self.r.launch.env.get("CUDA_VISIBLE_DEVICES") if self.r.launch else None) or ""
+        ids = [d for d in cvd.split(",") if d.strip()]
+        return Setting(len(ids), ["env:CUDA_VISIBLE_DEVICES"]) if ids and all(d.strip().isdigit() for d in ids) \
+            else None
 
     def _spawned(self, sp: Any, rel: str, c: dict[str, Any]) -> tuple[Setting, Setting | None] | None:
         """(processes per node, nodes) of a library call that starts the processes itself."""

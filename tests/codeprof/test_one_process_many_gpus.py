@@ -1,0 +1,35 @@
+"""A job whose one process drives every visible GPU (torch DataParallel) is sized by what it makes visible."""
+
+from __future__ import annotations
+
+from schedmate.codeprof.analyzer import analyze_code
+
+TRAIN = """\
+import argparse
+import torch
+import torch.nn as nn
+
+p = argparse.ArgumentParser()
+p.add_argument("--batch_size", type=int, default=64)
+p.add_argument("--epochs", type=int, default=90)
+args = p.parse_args()
+model = nn.DataParallel(Net()).cuda()
+loader = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, shuffle=True)
+"""
+
+
+def test_visible_devices_give_the_gpu_count_and_the_loader_batch_is_split_over_them(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    f = analyze_code(tmp_path, "CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py --epochs 10", use_llm=False).facts
+    assert f["num_gpus"].value == 4
+    assert f["global_batch_size"].value == 64  # DataParallel scatters the loader's batch
+    assert f["micro_batch_size"].value == 16
+    assert f["epochs"].value == 10
+
+
+def test_without_visible_devices_the_gpu_count_and_per_gpu_batch_stay_open(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    p = analyze_code(tmp_path, "python train.py", use_llm=False)
+    assert p.facts.get("num_gpus") is None and p.facts.get("micro_batch_size") is None
+    assert p.facts["global_batch_size"].value == 64
+    assert any("DataParallel" in w for w in p.warnings)
