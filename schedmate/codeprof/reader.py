@@ -18,6 +18,8 @@ ANCHOR = "/__workdir__"
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 4 * 1024 * 1024
 MAX_LISTED_FILES = 2000
+MAX_SEARCHED_FILES = 50000
+"""files walked when looking a config up by the tail of its path"""
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache", ".pytest_cache", "wandb"}
 TEXT_SUFFIXES = {
     ".py",
@@ -51,6 +53,7 @@ class Workdir:
     here-document or an echo before it launches (a DeepSpeed JSON, a hostfile). They replace a file of the
     same name, as the script's write would."""
     _texts: dict[str, str] = field(default_factory=dict)
+    _all_files: list[str] | None = None
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
@@ -134,6 +137,14 @@ class Workdir:
         self.hashes[r] = hashlib.sha256(data).hexdigest()
         self._texts[r] = text
         return text
+
+    def find_by_suffix(self, suffix: str) -> list[str]:
+        """Workdir-relative files whose path ends with `/suffix` (or is `suffix`): where a config named
+        without its directory (`--config llama3_1/8B_full` -> `recipes/configs/llama3_1/8B_full.yaml`) is."""
+        if self._all_files is None:
+            self._all_files = self.list_files(limit=MAX_SEARCHED_FILES)
+        tail = "/" + suffix.lstrip("/")
+        return [f for f in self._all_files if f == suffix or f.endswith(tail)]
 
     def list_files(self, limit: int = MAX_LISTED_FILES) -> list[str]:
         """Workdir-relative paths of regular files (symlinks are listed only when they stay inside)."""

@@ -31,6 +31,10 @@ class Convention:
     """the launcher takes a Python script after its own options (composer, colossalai)"""
     devices_option: str | None = None
     """a `key=value` or option whose value lists or counts the GPUs (`device=0,1,2,3`)"""
+    recipe_paths: tuple[str, ...] = ()
+    """where the first positional argument (a recipe name) is a script: `recipes/{}.py` for `tune run`"""
+    gpu: bool = True
+    """the entry point trains on GPUs (a process is a GPU)"""
 
 
 CONVENTIONS: dict[str, Convention] = {
@@ -40,7 +44,8 @@ CONVENTIONS: dict[str, Convention] = {
     "axolotl": Convention(("train", "preprocess"), ("num_processes",), ("num_machines",)),
     "composer": Convention((), ("n", "nproc"), ("world_size",), script_after_options=True),
     "colossalai": Convention(("run",), ("nproc_per_node",), ("nnodes",), script_after_options=True),
-    "tune": Convention(("run",), ("nproc_per_node",), ("nnodes",), default="single"),
+    "tune": Convention(("run",), ("nproc_per_node",), ("nnodes",), default="single",
+                       recipe_paths=("recipes/{}.py", "{}.py")),
     "fairseq-train": Convention((), ("distributed_world_size",)),
     "fairseq-hydra-train": Convention((), ("distributed_training.distributed_world_size",)),
     "litgpt": Convention(("pretrain", "finetune", "finetune_full", "finetune_lora", "finetune_adapter"),
@@ -151,6 +156,17 @@ def framework_cli(ctx: Ctx, toks: list[str]) -> bool:
         L.put("num_nodes", to_int(nodes), ctx.where, raw=nodes)
     else:
         L.put("num_nodes", 1, ctx.where, override=False)
+    if conv.gpu:
+        L.put("gpu_framework", prog, ctx.where, override=False)
     if conv.script_after_options and i < len(rest) and rest[i].endswith(".py"):
         return entry(ctx, rest[i], rest[i + 1 :])
+    for k, tok in enumerate(rest if conv.recipe_paths else ()):
+        # the recipe: the first bare word that names a script of the repository (option values never do)
+        if tok.startswith("-") or "=" in tok or not tok.replace("/", "").replace(".", "").replace("_", "").isalnum():
+            continue
+        for pattern in conv.recipe_paths:
+            rel = ctx.wd.rel(pattern.format(tok), L.base)
+            if rel and ctx.wd.exists(rel):
+                L.notes.append(f"{module} {tok}: recipe {rel}")
+                return entry(ctx, pattern.format(tok), rest[:k] + rest[k + 1:])
     return entry(ctx, None, rest[i:] if conv.script_after_options else rest, module=module)

@@ -63,7 +63,9 @@ def srun(ctx: Ctx, toks: list[str]) -> bool:
         if n and nn and n % nn == 0:
             L.put("procs_per_node", n // nn, L.settings["num_procs"].where)
     inner = PurePosixPath(rest[0]).name if rest else ""
-    if inner in _INNER_LAUNCHERS or (
+    from schedmate.codeprof.launch.clis import CONVENTIONS  # framework entry points start their own workers
+
+    if inner in _INNER_LAUNCHERS or inner in CONVENTIONS or (
         len(rest) > 2 and PYTHONS.match(inner) and rest[1] == "-m"
         and rest[2].startswith(("torch.distributed", "accelerate", "deepspeed"))
     ):

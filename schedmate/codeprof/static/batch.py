@@ -16,6 +16,7 @@ from schedmate.codeprof.static.names import (
     GLOBAL,
     MICRO,
     STEPS,
+    STEPS_PER_EPOCH,
 )
 from schedmate.codeprof.static.result import precision_word
 
@@ -175,9 +176,15 @@ class BatchMixin:
         unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)
             steps = (int(float(unit.group(1))), duration[1])  # type: ignore[index]
+        epochs = self.lightning.get("max_epochs") or self._first(EPOCHS)
+        per_epoch = self._first(STEPS_PER_EPOCH)
+        if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
+                and (to_int(epochs[0]) or 0) > 0:
+            # a fixed number of steps per "epoch" (a cap, or epochs defined as blocks of iterations): the run
+            # is that many steps times the epochs
+            steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
         if steps is not None and (to_int(steps[0]) or 0) > 0:
             r.put("train_steps", to_int(steps[0]), steps[1])
-        epochs = self.lightning.get("max_epochs") or self._first(EPOCHS)
         if epochs is None and unit and unit.group(2) == "ep":
             epochs = (float(unit.group(1)), duration[1])  # type: ignore[index]
         if epochs is not None and r.val("train_steps") is None:

@@ -180,6 +180,14 @@ class ModelMixin:
         if name is None and mv is not None and var is not None and isinstance(mv.value, str) \
                 and isinstance(var.value, str):
             name = (f"{mv.value}_{var.value}".replace("/", "_").lower(), mv.where + var.where)
+        if name is None:  # a model built by a config's factory: `model: {_component_: ....llama3_1_8b}`
+            for key, pv in P.items():
+                leaf = key.rsplit(".", 1)[-1]
+                owner = key.rsplit(".", 2)[-2] if key.count(".") >= 1 else ""
+                if leaf in {"_component_", "_target_", "class_path"} and owner in {"model", "net", "network"} \
+                        and isinstance(pv.value, str) and known.lookup_model(pv.value.rsplit(".", 1)[-1]):
+                    name = (pv.value.rsplit(".", 1)[-1], pv.where)
+                    break
         for rel, c in self._find_calls("from_pretrained", "create_model", "from_config"):
             if name:
                 break

@@ -95,6 +95,9 @@ STEPS = (
     "training_steps",
     "num_steps",
 )
+# a fixed number of optimizer steps per epoch (a cap per pass, or "epochs" that are blocks of iterations)
+STEPS_PER_EPOCH = ("max_steps_per_epoch", "iters_per_epoch", "num_iters_per_epoch", "iterations_per_epoch",
+                   "train_steps_per_epoch", "steps_per_epoch")
 # global batch sizes a script computes from its knobs and the world size
 COMPUTED_GLOBAL = ("total_batch_size", "global_batch_size", "effective_batch_size", "eff_batch_size",
                    "total_train_batch_size", "global_bs", "total_bs")
@@ -106,6 +109,10 @@ TP = (
     "tensor_parallel_size",
     "tp_size",
     "tp_degree",
+    "model_parallel_size",  # gpt-neox, fairscale/metaseq: the tensor-parallel width
+    "tensor_parallel_dim",  # torchtune
+    "tensor_parallel",
+    "mp_size",
     "tp",
 )
 PP = (
@@ -114,6 +121,8 @@ PP = (
     "pipeline_parallel_size",
     "pp_size",
     "pp_degree",
+    "pipe_parallel_size",  # gpt-neox
+    "pipeline_parallel",
     "pp",
 )
 EP = ("expert_model_parallel_size", "expert_parallel_degree", "expert_parallel_size", "ep_size", "ep")

@@ -237,6 +237,8 @@ class ReadingMixin:
         def add(path: Any, where: str, layer: int) -> None:
             if isinstance(path, str) and re.fullmatch(r"[\w./-]+\.py:[\w,=.-]*", path):
                 path = path.split(":", 1)[0]  # ml_collections `config.py:variant`
+            if isinstance(path, str) and re.fullmatch(r"[\w-]+(/[\w.-]+)*", path) and "." not in path[-6:]:
+                path = self._config_by_name(path, (L.base, base, "")) or path
             if not isinstance(path, str) or not path.lower().endswith(
                 (".yaml", ".yml", ".json", ".toml", ".py", ".gin", ".jsonnet", ".libsonnet")
             ):
@@ -275,6 +277,22 @@ class ReadingMixin:
                     if m:
                         add(m.group(1), f"{rel}:{c['line']}", CONFIG)
         return out
+
+    def _config_by_name(self, name: str, roots: tuple[str, ...]) -> str | None:
+        """A config named without its extension (`--config llama3_1/8B_full`, a Hydra config name): the
+        YAML next to the job, else the one file anywhere in the workdir whose path ends that way."""
+        for ext in (".yaml", ".yml"):
+            for root in roots:
+                rel = self.wd.rel(name + ext, root)
+                if rel and self.wd.exists(rel):
+                    return rel
+        hits = [h for ext in (".yaml", ".yml") for h in self.wd.find_by_suffix(name + ext)]
+        if len(hits) == 1:
+            self.r.notes.append(f"config {name} found as {hits[0]}")
+            return hits[0]
+        if len(hits) > 1:
+            self.r.notes.append(f"config {name} is ambiguous ({', '.join(hits[:3])}); not read")
+        return None
 
     def _config_files(self) -> None:
         self._hydra()

@@ -188,6 +188,8 @@ class RuntimeMixin:
         cvd = L.env.get("CUDA_VISIBLE_DEVICES")
         if cvd is not None and cvd.strip() not in {"", "-1"}:
             return True, ["env:CUDA_VISIBLE_DEVICES"]
+        if L.get("gpu_framework") and cvd is None:  # a GPU training framework's own entry point
+            return True, L.settings["gpu_framework"].where
         if cvd is not None and not cuda_hits:  # `CUDA_VISIBLE_DEVICES= python ...`: no GPU visible on purpose
             return False, ["env:CUDA_VISIBLE_DEVICES"]
         dev = self.r.params.get("device")
