@@ -132,3 +132,41 @@ def test_command_substitution_of_unknown_programs_is_unknown(tmp_path):
     files = {"run.sh": "N=$(nvidia-smi -L | wc -l)\ntorchrun --nproc_per_node=$N train.py\n", "train.py": ""}
     L = parse_launch("bash run.sh", Workdir(write(tmp_path, files)))
     assert "procs_per_node" not in L.settings
+
+
+def test_a_batch_script_given_to_sbatch_as_a_here_document_is_followed_with_its_options(tmp_path):
+    files = {
+        "submit.sh": 'EPOCHS=2\nsbatch -N 2 --ntasks-per-node 4 --gres=gpu:4 <<EOF\n#!/bin/bash\n'
+                     'srun --wait 0 python train.py --epochs $EPOCHS\nEOF\n',
+        "train.py": "",
+    }
+    L = parse_launch("bash submit.sh", Workdir(write(tmp_path, files)))
+    assert L.script == "train.py" and L.args == ["--epochs", "2"]  # the outer shell expands the document
+    assert L.get("num_nodes") == 2 and L.get("num_procs") == 8  # `--wait 0` is srun's option, not a program
+
+
+def test_a_path_into_the_authors_own_clone_is_read_from_the_workdir(tmp_path):
+    files = {
+        "scripts/run.sh": "PROJ=/scratch/alice/myrepo\nbash $PROJ/scripts/inner.sh\n",
+        "scripts/inner.sh": "python $UNSET_ROOT/myrepo/src/train.py --lr 1\n",
+        "src/train.py": "",
+    }
+    wd = Workdir(write(tmp_path, files))
+    L = parse_launch("bash scripts/run.sh", wd)
+    assert "sh:scripts/inner.sh" in L.chain and L.script == "src/train.py"
+    assert wd.rel("/etc/passwd") is None and wd.rel("/usr/lib/python3/site-packages/src/train.py") is None
+
+
+def test_node_and_gpu_counting_pipelines_take_the_allocation_values(tmp_path):
+    files = {
+        "run.sh": "#!/bin/bash\n#SBATCH --nodes=3\n#SBATCH --gpus-per-node=4\n"
+                  'NN=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | wc -l)\nNG=$(nvidia-smi -L | wc -l)\n'
+                  "torchrun --nnodes $NN --nproc_per_node $NG train.py\n",
+        "train.py": "",
+    }
+    L = parse_launch("sbatch run.sh", Workdir(write(tmp_path, files)))
+    assert L.get("num_nodes") == 3 and L.get("procs_per_node") == 4
+    # outside a Slurm allocation the same pipelines stay unknown
+    (tmp_path / "local.sh").write_text("NG=$(nvidia-smi -L | wc -l)\ntorchrun --nproc_per_node $NG train.py\n")
+    L2 = parse_launch("bash local.sh", Workdir(tmp_path))
+    assert L2.get("procs_per_node") is None and "procs_per_node" in L2.unknown

@@ -461,6 +461,9 @@ def command_substitution(code: str, lk: Lookup) -> str:
         if is_unknown(target):
             return unknown("pwd")
         return _normpath(target, lk.cwd())
+    idiom = _counting_idiom(code, lk)
+    if idiom is not None:
+        return idiom
     try:
         import shlex
 
@@ -490,6 +493,24 @@ def command_substitution(code: str, lk: Lookup) -> str:
         except Unknown:
             return unknown("$(expr)")
     return unknown(f"$({cmd})")
+
+
+# pipelines batch scripts use to count their nodes or GPUs; inside a Slurm job their values are what the
+# allocation says (the SLURM_* variables the #SBATCH options give), so they need not run
+_COUNT_NODES = re.compile(r"""^scontrol\s+show\s+hostnames?\s+["']?\$\{?SLURM_(JOB_)?NODELIST\}?["']?\s*\|\s*wc\s+-l$""")
+_COUNT_GPUS = re.compile(r"""^(nvidia-smi\s+(-L|--list-gpus)\s*\|\s*wc\s+-l|python3?\s+-c\s+["']import torch;\s*"""
+                         r"""print\(torch\.cuda\.device_count\(\)\)["'])$""")
+
+
+def _counting_idiom(code: str, lk: Lookup) -> str | None:
+    """The value of a node- or GPU-counting pipeline inside a Slurm job, when the allocation fixes it."""
+    if _COUNT_NODES.match(code):
+        n = expand_string("${SLURM_JOB_NUM_NODES:-${SLURM_NNODES}}", lk)
+        return n if not is_unknown(n) and n.isdigit() else unknown("$(scontrol show hostnames | wc -l)")
+    if _COUNT_GPUS.match(code):
+        n = expand_string("${SLURM_GPUS_ON_NODE}", lk)
+        return n if not is_unknown(n) and n.isdigit() else unknown("$(GPU count)")
+    return None
 
 
 def _requote(word: str) -> str:

@@ -406,6 +406,14 @@ class Interpreter(BuiltinsMixin):
             rel, args, prefix = nested
             self._descend(rel, args, st, prefix, prefix_env, sbatch=prog == "sbatch")
             return True
+        doc = next((r for r in node.redirects if r.heredoc is not None), None)
+        if prog == "sbatch" and doc is not None:  # the batch script is a here-document on standard input
+            try:
+                text = doc.heredoc if doc.heredoc_quoted else expand_heredoc(doc.heredoc or "", self._lookup(st))
+            except Unknown:
+                text = doc.heredoc or ""
+            self._descend(f"{st.script}:{node.line}<<sbatch", [], st, argv, prefix_env, sbatch=True, text=text or "")
+            return True
         if prog == "sbatch":  # sbatch --wrap="..." or a script outside the workdir
             self._record(argv, env, node, used, st)
             return True
