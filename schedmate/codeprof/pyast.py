@@ -120,7 +120,10 @@ def analyze_python(text: str) -> dict[str, Any]:
             imports.add(node.module)
             imports.update(f"{node.module}.{a.name}" for a in node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out["functions"].append({"name": node.name, "line": node.lineno, "end": node.end_lineno})
+            a = node.args
+            params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+            out["functions"].append({"name": node.name, "line": node.lineno, "end": node.end_lineno,
+                                     "params": params})
         elif isinstance(node, ast.ClassDef):
             bases = [dotted(b) or "" for b in node.bases]
             out["classes"].append(
@@ -250,6 +253,8 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
     """Assignments to names and attribute chains anywhere, with their `if` guards and depth (0 = module
     level, 1+ = inside functions) and augmented ones (`x //= n`)."""
 
+    scope: list[str] = []  # enclosing class and function names (`Exp.__init__`)
+
     def add(target: ast.AST, value: ast.AST, line: int, op: str | None, depth: int, when: list[str]) -> None:
         name = dotted(target)
         if name:
@@ -261,6 +266,7 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
                     "op": op,
                     "depth": depth,
                     "when": list(when),
+                    "scope": ".".join(scope),
                 }
             )
 
@@ -282,10 +288,14 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
                 visit(st.body, depth, [*when, test])
                 visit(st.orelse, depth, [*when, f"not ({test})"])
             elif isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
+                scope.append(st.name)
                 visit(st.body, depth + 1, [])
+                scope.pop()
             elif isinstance(st, ast.ClassDef):
                 # methods only: class-level fields (dataclasses) are read separately
+                scope.append(st.name)
                 visit([m for m in st.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)], depth, [])
+                scope.pop()
             elif isinstance(st, ast.Try):
                 visit(st.body, depth, when)
                 for h in st.handlers:

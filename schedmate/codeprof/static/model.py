@@ -193,6 +193,8 @@ class ModelMixin:
                 break
             if c["args"] and not re.search(r"tokenizer|Tokenizer|processor|Processor", c["func"]):
                 ok, v, ev = R.eval(c["args"][0])
+                if ok and rel != self.r.entry and not ev:
+                    continue  # a literal inside a library module of the job loads a component, not the model
                 if ok and isinstance(v, str) and not v.startswith(("/", ".")) \
                         and not re.search(r"\.(py|ya?ml|json|toml|gin|cfg)(:|$)", v):  # a config file, not a model
                     name = (v, [f"{rel}:{c['line']}", *ev])

@@ -23,6 +23,8 @@ from schedmate.codeprof.static.names import (
     parse_scalar,
 )
 
+MAX_PYTHON_FILES = 16
+"""Python files the static pass reads for one job (the entry, its local imports, re-exporting packages)"""
 # a yacs config key given on the command line as `KEY VALUE` (detectron2/SlowFast/pycls `opts`, `--opts`)
 YACS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)+")
 
@@ -30,35 +32,53 @@ YACS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)+")
 class ReadingMixin:
     """Reading the job: the entry script and its local imports, code defaults, the command line, config files (with inheritance) and Hydra."""
 
-    def _read_python(self, rel: str, entry: bool = False) -> None:
+    def _read_python(self, rel: str, entry: bool = False) -> dict[str, Any] | None:
+        """Read one Python file; for the entry (and Python configs named on the command line), also the local
+        modules it imports, one level deep, and through package `__init__`s the modules they re-export."""
         if rel in self.r.py:
-            return
+            return self.r.py[rel]
         text = self.wd.read_text(rel)
         if text is None:
             why = self.wd.skipped.get(rel, "missing")
             self.r.notes.append(f"{rel}: not read ({why})")
-            return
+            return None
         try:
             summary = self.py_cache(rel, text) if self.py_cache else analyze_python(text)
         except SyntaxError as e:
             self.r.notes.append(f"{rel}:{e.lineno}: Python syntax error, file skipped: {e.msg}")
-            return
+            return None
         self.r.py[rel] = summary
         self.calls.extend((rel, c) for c in summary["calls"])
         if entry:
-            # local modules the entry imports (one level): model definitions, config dataclasses
-            base = str(PurePosixPath(rel).parent)
-            for imp in summary["imports"]:
-                parts = imp.split(".")
-                for k in range(len(parts), 0, -1):
-                    for root in (base, self.r.launch.base if self.r.launch else "", ""):
-                        cand = self.wd.rel("/".join(parts[:k]) + ".py", root)
-                        if cand and cand != rel and self.wd.exists(cand) and len(self.r.py) < 12:
-                            self._read_python(cand)
-                            break
-                    else:
-                        continue
-                    break
+            self._follow_imports(rel, summary)
+        return summary
+
+    def _follow_imports(self, rel: str, summary: dict[str, Any]) -> None:
+        """Breadth first: the file's own imports, then what the package `__init__`s among them re-export."""
+        queue = [(rel, summary)]
+        while queue:
+            cur, s = queue.pop(0)
+            base = str(PurePosixPath(cur).parent)
+            for imp in s["imports"]:
+                cand = self._import_file(imp, base)
+                if cand is None or cand in self.r.py or len(self.r.py) >= MAX_PYTHON_FILES:
+                    continue
+                got = self._read_python(cand)
+                if got is not None and cand.endswith("__init__.py"):
+                    queue.append((cand, got))
+
+    def _import_file(self, imp: str, base: str) -> str | None:
+        """The workdir file an import names (module or package), looked up from the importer's directory,
+        the launch directory and the root."""
+        parts = imp.split(".")
+        for k in range(len(parts), 0, -1):
+            stem = "/".join(parts[:k])
+            for root in (base, self.r.launch.base if self.r.launch else "", ""):
+                for path in (f"{stem}.py", f"{stem}/__init__.py"):
+                    cand = self.wd.rel(path, root)
+                    if cand and self.wd.exists(cand):
+                        return cand
+        return None
 
     def _launcher_config(self, path: str) -> None:
         rel = self.wd.rel(path)
