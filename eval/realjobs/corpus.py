@@ -271,7 +271,7 @@ class LogItem(BaseModel):
         if lab["category"] not in LOG_CATEGORIES:
             raise ValueError(f"{self.id}: category {lab['category']!r} not in {LOG_CATEGORIES}")
         if not isinstance(lab["failed"], bool):
-            raise ValueError(f"{self.id}: failed must be true/false")
+            raise ValueError(f"{self.id}: failed must be true/false")  # noqa: TRY004 (pydantic reports ValueError)
         if (lab["category"] == "none") == lab["failed"]:
             raise ValueError(f"{self.id}: failed must be true exactly when the category is not none")
         for f in ("current_step", "total_steps", "iteration_time_s"):
