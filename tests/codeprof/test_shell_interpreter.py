@@ -170,3 +170,10 @@ def test_node_and_gpu_counting_pipelines_take_the_allocation_values(tmp_path):
     (tmp_path / "local.sh").write_text("NG=$(nvidia-smi -L | wc -l)\ntorchrun --nproc_per_node $NG train.py\n")
     L2 = parse_launch("bash local.sh", Workdir(tmp_path))
     assert L2.get("procs_per_node") is None and "procs_per_node" in L2.unknown
+
+
+def test_process_substitution_is_a_word_for_a_pipe_that_is_never_run(tmp_path):
+    files = {"run.sh": 'paste -d " " <(cut -f 1 a.txt) \\\n  <(cut -f 2- a.txt | tr -d " ") > b.txt\n'
+                       "python train.py --epochs 3\n", "train.py": ""}
+    L = parse_launch("bash run.sh", Workdir(write(tmp_path, files)))
+    assert L.script == "train.py" and L.args == ["--epochs", "3"]

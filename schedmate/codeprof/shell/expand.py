@@ -98,6 +98,8 @@ class _Fields:
 
 def expand_word(word: str, lk: Lookup, split: bool = True) -> list[str]:
     """Fields of a word after expansion, quote removal and (when `split`) field splitting."""
+    if word.startswith(("<(", ">(")):
+        return [unknown("process substitution")]  # /dev/fd/N of a command that is never run
     out = _Fields()
     _expand_into(word, lk, out, quoted=False, split=split)
     return out.done()
