@@ -82,3 +82,24 @@ def test_library_conventions_need_the_library_a_script_with_the_same_flag_names_
     p = analyze_code(tmp_path, "python train.py SOLVER.IMS_PER_BATCH 32", use_llm=False)
     assert p.facts.get("train_steps") is None  # no detectron2 defaults without detectron2
     assert p.facts["micro_batch_size"].value == 64
+
+
+def test_an_openmmlab_config_gives_the_per_gpu_batch_of_the_training_loader_over_its_bases(tmp_path):
+    (tmp_path / "configs" / "_base_").mkdir(parents=True)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "train.py").write_text(
+        "from mmengine.config import Config\nfrom mmengine.runner import Runner\n\n"
+        "cfg = Config.fromfile(args.config)\nrunner = Runner.from_cfg(cfg)\nrunner.train()\n"
+    )
+    (tmp_path / "configs" / "_base_" / "base.py").write_text(
+        "train_batch_size_per_gpu = 16\ntrain_dataloader = dict(batch_size=train_batch_size_per_gpu)\n"
+        "val_dataloader = dict(batch_size=1)\noptim_wrapper = dict(batch_size_per_gpu=train_batch_size_per_gpu)\n"
+        "train_cfg = dict(max_epochs=300)\n"
+    )
+    (tmp_path / "configs" / "run.py").write_text(
+        "_base_ = './_base_/base.py'\ntrain_batch_size_per_gpu = 12\n"
+        "train_dataloader = dict(batch_size=train_batch_size_per_gpu)\ntrain_cfg = dict(max_epochs=40)\n"
+    )
+    f = analyze_code(tmp_path, "python tools/train.py configs/run.py", use_llm=False).facts
+    assert f["micro_batch_size"].value == 12 and f["epochs"].value == 40
+    assert f["num_gpus"].value == 1  # no launcher: the runner's `launcher='none'`, one GPU

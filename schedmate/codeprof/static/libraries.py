@@ -53,6 +53,8 @@ class Library:
     spawn: tuple[Spawn, ...] = ()
     model_name: Callable[[ParamSpace], str | None] | None = None
     """the model the library's config describes, as a name of the known-model table"""
+    gpu: bool = True
+    """a job on this library trains on GPUs (one per process unless it says otherwise)"""
 
 
 def _detectron2_model(P: ParamSpace) -> str | None:
@@ -107,6 +109,18 @@ LIBRARIES: tuple[Library, ...] = (
         spawn=(Spawn("launch", per_node_arg=1, per_node_kw="num_gpus_per_machine", nodes_kw="num_machines",
                      nodes_arg=2),),
         model_name=_detectron2_model,
+    ),
+)
+
+
+LIBRARIES = (
+    *LIBRARIES,
+    Library(
+        name="openmmlab",
+        imports=("mmengine", "mmcv", "mmdet", "mmseg", "mmpretrain", "mmcls", "mmaction", "mmyolo", "mmocr",
+                 "mmpose", "mmrotate", "mmdet3d", "mmagic", "mmedit", "mmtrack"),
+        # mmengine's Runner and the 1.x train_* APIs: one process per GPU, `launcher='none'` is one GPU
+        entry_calls=("from_cfg", "Runner", "train_detector", "train_segmentor", "train_model"),
     ),
 )
 

@@ -190,6 +190,9 @@ class RuntimeMixin:
             return True, ["env:CUDA_VISIBLE_DEVICES"]
         if L.get("gpu_framework") and cvd is None:  # a GPU training framework's own entry point
             return True, L.settings["gpu_framework"].where
+        gpu_lib = next((lib for lib in self._libraries if lib.gpu), None)
+        if gpu_lib is not None and cvd is None:
+            return True, [f"{gpu_lib.name} (library conventions)"]
         if cvd is not None and not cuda_hits:  # `CUDA_VISIBLE_DEVICES= python ...`: no GPU visible on purpose
             return False, ["env:CUDA_VISIBLE_DEVICES"]
         dev = self.r.params.get("device")
