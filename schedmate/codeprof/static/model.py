@@ -276,19 +276,28 @@ class ModelMixin:
         """OpenMMLab-style model dicts: `backbone=dict(type='ResNet', depth=50)` -> resnet50,
         `dict(type='VisionTransformer', arch='b')` -> vit-b (only when the name is a known model)."""
         P = self.r.params
-        for key, pv in P.items():
-            if not key.endswith(".type") or not isinstance(pv.value, str):
+        items = P.items()
+        for key, pv in items:
+            leaf = key.rsplit(".", 1)[-1]
+            if leaf not in {"type", "name"} or "." not in key or not isinstance(pv.value, str):
                 continue
             base = self._MODEL_TYPES.get(pv.value.lower())
             if base is None:
                 continue
-            prefix = key[: -len(".type")]
+            prefix = key[: -len(leaf) - 1]
+            # the depth or arch beside the type, or nested under the same model entry (vissl's
+            # `TRUNK: {NAME: resnet, TRUNK_PARAMS: {RESNETS: {DEPTH: 50, WIDTH_MULTIPLIER: 2}}}`)
+            under = [(k, v) for k, v in items if k.startswith(prefix + ".")]
             for attr, sep in (("depth", ""), ("arch", "-")):
-                got = P.get_path(f"{prefix}.{attr}")
-                if got is not None and got.key == f"{prefix}.{attr}" and isinstance(got.value, (int, str)):
-                    cand = f"{base}{sep}{got.value}".lower()
-                    if known.lookup_model(cand):
-                        return cand, pv.where + got.where
+                got = next((v for k, v in under if k.rsplit(".", 1)[-1] == attr
+                            and isinstance(v.value, (int, str))), None)
+                if got is None:
+                    continue
+                width = next((v for k, v in under if k.rsplit(".", 1)[-1] in {"width_multiplier", "width_factor"}
+                              and isinstance(v.value, int) and v.value > 1), None)
+                cand = f"{base}{sep}{got.value}".lower() + (f"w{width.value}" if width else "")
+                if known.lookup_model(cand):
+                    return cand, pv.where + got.where + (width.where if width else [])
         return None
 
     def _family_from_code(self) -> tuple[str, list[str]] | None:

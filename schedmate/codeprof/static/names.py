@@ -9,6 +9,7 @@ MICRO = (
     "train_dataloader.batch_size",  # OpenMMLab 2.x (mmengine): the per-GPU batch of the training loader
     "data.samples_per_gpu",  # OpenMMLab 1.x (mmcv)
     "train_batch_size_per_gpu",
+    "data.train.batchsize_per_replica",  # vissl
     "micro_batch_size",
     "per_device_train_batch_size",
     "train_micro_batch_size_per_gpu",

@@ -236,7 +236,7 @@ class ReadingMixin:
             elif YACS_KEY.fullmatch(t) and i + 1 < len(args):  # yacs `opts`: SOLVER.IMS_PER_BATCH 16
                 P.set(t, parse_scalar(args[i + 1]), where, COMMAND_LINE)
                 i += 2
-            elif re.match(r"^\+{0,2}[A-Za-z_][\w.]*=", t):  # Hydra / key=value override
+            elif re.match(r"^\+{0,2}[A-Za-z_][\w./-]*=", t):  # Hydra / key=value / group=choice override
                 k, _, v = t.lstrip("+").partition("=")
                 P.set(k, parse_scalar(v), where, COMMAND_LINE)
                 self._hydra_overrides[k] = v
@@ -318,7 +318,24 @@ class ReadingMixin:
         self._hydra()
         for rel, _where, layer in self._config_paths():
             self._load_config(rel, layer, prefix="")
+        self._group_overrides()
         self._target_modules()
+
+    def _group_overrides(self) -> None:
+        """Hydra config-group choices on the command line (`+config/pretrain/models=resnet50_w2`,
+        `model=large`): the group's option file is merged over the config, at its `@package`."""
+        roots = (self.r.launch.base if self.r.launch else "", "")
+        for group, choice in self._hydra_overrides.items():
+            if not re.fullmatch(r"[\w-]+", choice) or not re.fullmatch(r"[\w-]+(/[\w-]+)*", group):
+                continue
+            rel = self._config_by_name(f"{group}/{choice}", roots)
+            if rel is None or rel in self.r.configs:
+                continue
+            head = (self.wd.read_text(rel) or "")[:400]
+            m = re.search(r"#\s*@package\s+(\S+)", head)
+            package = m.group(1) if m else "_group_"
+            prefix = "" if package == "_global_" else (group.replace("/", ".") if package == "_group_" else package)
+            self._load_config(rel, CONFIG_OVERRIDE, prefix=prefix)
 
     def _target_modules(self) -> None:
         """Local modules named by config `_target_`s (Hydra/OmegaConf instantiate): read them like imports."""
