@@ -103,3 +103,13 @@ def test_an_openmmlab_config_gives_the_per_gpu_batch_of_the_training_loader_over
     f = analyze_code(tmp_path, "python tools/train.py configs/run.py", use_llm=False).facts
     assert f["micro_batch_size"].value == 12 and f["epochs"].value == 40
     assert f["num_gpus"].value == 1  # no launcher: the runner's `launcher='none'`, one GPU
+
+
+def test_an_ultralytics_job_splits_its_total_batch_over_the_gpus_and_accumulates_to_the_nominal_batch(tmp_path):
+    p = analyze_code(tmp_path, "yolo detect train data=coco.yaml model=yolo11n.yaml", use_llm=False)
+    f = p.facts
+    assert f["num_gpus"].value == 1 and f["epochs"].value == 100  # the library's defaults
+    assert f["micro_batch_size"].value == 16 and f["global_batch_size"].value == 64  # 4 x 16 up to nbs 64
+    f = analyze_code(tmp_path, "yolo train model=yolo11s.pt batch=64 device=0,1,2,3 epochs=300", use_llm=False).facts
+    assert f["num_gpus"].value == 4 and f["micro_batch_size"].value == 16 and f["global_batch_size"].value == 64
+    assert f["epochs"].value == 300 and f["params"].value == 9.4e6

@@ -110,6 +110,13 @@ class BatchMixin:
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
                 micro = ((to_int(micro[0]) // self._world, [*micro[1], split])
                          if self._world and to_int(micro[0]) % self._world == 0 else None)
+        for lib in self._libraries:  # a library's own batch semantics (ultralytics' total batch and nbs)
+            if lib.batch is not None and micro is None:
+                got = lib.batch(self.r.params, self._world)
+                for key in ("grad_accum_steps", "global_batch_size"):
+                    if key in got:
+                        r.put(key, got[key][0], got[key][1], note=f"{lib.name} batch convention")
+                micro = got.get("micro_batch_size")
         if micro is not None and self._one_process_many_gpus and to_int(micro[0]):
             # one process feeds every GPU (DataParallel): its loader's batch is the global batch
             where = [*micro[1], self._one_process_many_gpus]

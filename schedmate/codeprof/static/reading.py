@@ -119,7 +119,8 @@ class ReadingMixin:
                 P.set(k, v, "transformers.TrainingArguments default", LIBRARY_DEFAULT)
         imports = {i for s in self.r.py.values() for i in s["imports"]}
         tails = {c["func"].rsplit(".", 1)[-1] for _, c in self.calls}
-        self._libraries = libraries_used(imports, tails)
+        programs = set(self.r.launch.chain) if self.r.launch else set()
+        self._libraries = libraries_used(imports, tails, programs)
         for lib in self._libraries:
             for f in lib.flags:
                 P.set(f.dest, f.default, f"{lib.name} argument parser default", LIBRARY_DEFAULT)
