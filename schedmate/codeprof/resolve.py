@@ -129,6 +129,8 @@ class Resolver:
     def _name(self, name: str, ev: list[str]) -> Any:
         """A bare name: a computed local in the entry script (`batch_size = opt.batch_size // world`),
         else a known parameter, else the module-level assignment whose `if` guard holds."""
+        if name == "__name__":
+            return "__main__"  # the names resolved here are the entry script's, which runs as __main__
         if name in self.assigns and name not in self._stack:
             got = self._from_assigns(name, ev, local=True)
             if got is not _MISSING:

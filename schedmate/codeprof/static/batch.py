@@ -58,7 +58,7 @@ class BatchMixin:
         """file:line of `x_per_device = ... batch_size // world_size` in the code read, if any."""
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
-                if re.search(r"per_(device|gpu|rank|replica)|local_batch", a["target"]) and re.search(
+                if re.search(r"per_(device|gpu|rank|replica)|local_batch|batch_size$", a["target"]) and re.search(
                         r"batch_size\s*//\s*[\w.()]*world_size", a["expr"]):
                     return f"{rel}:{a['line']}"
         return None

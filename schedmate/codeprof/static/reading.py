@@ -23,6 +23,8 @@ from schedmate.codeprof.static.names import (
     parse_scalar,
 )
 
+# classes whose `__init__` holds a job's settings (YOLOX `Exp`, `Config`, `TrainArgs`, `HParams`, ...)
+CONFIG_CLASS = re.compile(r"(Exp|Config|Cfg|Args|Arguments|Hparams|HParams|Settings|Options|Opts)$")
 MAX_PYTHON_FILES = 16
 """Python files the static pass reads for one job (the entry, its local imports, re-exporting packages)"""
 # a yacs config key given on the command line as `KEY VALUE` (detectron2/SlowFast/pycls `opts`, `--opts`)
@@ -128,6 +130,7 @@ class ReadingMixin:
                 P.set(k, v, f"{lib.name} config default", LIBRARY_DEFAULT)
         for rel in list(self.r.py):
             self._attribute_defaults(rel)
+        self._class_defaults()
         for rel, s in self.r.py.items():
             for a in s["argparse"]:
                 if a["has_default"]:
@@ -158,6 +161,47 @@ class ReadingMixin:
                         for k, x in flatten(v, a["target"]):  # CFG = {"epochs": 50} -> cfg.epochs
                             if isinstance(x, (int, float, str, bool)):
                                 P.set(k, x, f"{rel}:{a['line']}", CODE_DEFAULT)
+
+    def _class_defaults(self, named: set[str] = frozenset(), layer: int = CODE_DEFAULT) -> None:
+        """Config classes that set their values in `__init__` (`class Exp(BaseExp): def __init__(self):
+        self.max_epoch = 300`): base classes first, so a subclass's value wins; files in `named` (a config
+        file the command line names) at `layer`."""
+        import ast as _ast
+
+        from schedmate.codeprof.pyast import const_eval
+
+        classes: dict[str, tuple[str, dict[str, Any]]] = {}
+        for rel, s in self.r.py.items():
+            for c in s["classes"]:
+                classes.setdefault(c["name"], (rel, c))
+
+        def configish(name: str, seen: frozenset[str] = frozenset()) -> bool:
+            if CONFIG_CLASS.search(name):
+                return True
+            rel_c = classes.get(name)
+            return bool(rel_c) and name not in seen and any(
+                configish(b.rsplit(".", 1)[-1], seen | {name}) for b in rel_c[1]["bases"])
+
+        def depth(name: str, seen: frozenset[str] = frozenset()) -> int:
+            rel_c = classes.get(name)
+            if rel_c is None or name in seen:
+                return 0
+            return 1 + max((depth(b.rsplit(".", 1)[-1], seen | {name}) for b in rel_c[1]["bases"]), default=0)
+
+        for rel, s in sorted(self.r.py.items(), key=lambda kv: (kv[0] in named, 0)):
+            owners = sorted((c["name"] for c in s["classes"] if configish(c["name"])), key=depth)
+            for owner in owners:
+                for a in s["assigns"]:
+                    if a["scope"] != f"{owner}.__init__" if "scope" in a else True:
+                        continue
+                    if not a["target"].startswith("self.") or a["target"].count(".") != 1 or a["op"] or a["when"]:
+                        continue
+                    try:
+                        ok, v = const_eval(_ast.parse(a["expr"], mode="eval").body)
+                    except SyntaxError:
+                        continue
+                    if ok and isinstance(v, (int, float, str, bool)):
+                        self.r.params.set(a["target"][5:], v, f"{rel}:{a['line']}", layer if rel in named else CODE_DEFAULT)
 
     def _attribute_defaults(self, rel: str) -> None:
         """Default-config modules built by attribute assignment (yacs `_C.TRAIN.EPOCHS = 300`,
@@ -275,7 +319,7 @@ class ReadingMixin:
         for key, pv in P.items():
             leaf = key.rsplit(".", 1)[-1]
             if re.search(
-                r"(^|_)(config|cfg|conf)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$", leaf
+                r"(^|_)(config|cfg|conf|exp)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$", leaf
             ) and not re.search(r"deepspeed|ds_config", leaf):
                 add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
         for p in self._positional:
@@ -318,6 +362,12 @@ class ReadingMixin:
     def _config_files(self) -> None:
         self._hydra()
         for rel, _where, layer in self._config_paths():
+            if rel.endswith(".py") and re.search(r"^class \w+.*:\s*$[\s\S]*?def __init__\(self",
+                                                  self.wd.read_text(rel) or "", re.MULTILINE):
+                # a class-based config (YOLOX `-f exps/x.py`): its classes' `__init__` values over their bases
+                self._read_python(rel, entry=True)
+                self._class_defaults(named={rel}, layer=layer)
+                continue
             self._load_config(rel, layer, prefix="")
         self._group_overrides()
         self._target_modules()

@@ -273,6 +273,10 @@ class RuntimeMixin:
                         if got is not None:
                             ppn, nodes, nprocs = got[0], got[1] or nodes, None
                             uses_gpu = True if uses_gpu is None else uses_gpu  # one process per GPU
+            got = self._local_launcher()  # the job's own `launch(main, num_gpus, num_machines)` helper
+            if got is not None:
+                ppn, nodes, nprocs = got[0], got[1] or nodes, None
+                uses_gpu = True if uses_gpu is None else uses_gpu
             for rel, c in self._find_calls("update_parameters"):  # submitit: the script submits itself
                 kw = c["kwargs"]
                 gpn_src = kw.get("gpus_per_node") or kw.get("slurm_gpus_per_node")
@@ -341,6 +345,42 @@ class RuntimeMixin:
                 self.r.facts["gpus_per_node"].evidence + self.r.facts["num_nodes"].evidence,
             )
         self._world = r.val("num_gpus")
+
+    def _local_launcher(self) -> tuple[Setting, Setting | None] | None:
+        """A function of the job that starts the processes (`mp.start_processes(..., nprocs=<its parameter>)`),
+        called with the GPU count: the argument bound to that parameter at the call is the processes per
+        node, and a `num_machines`/`num_nodes` parameter the nodes."""
+        defs = {f["name"]: (rel, f) for rel, s in self.r.py.items() for f in s["functions"] if f.get("params")}
+        for rel, c in self.calls:
+            tail = c["func"].rsplit(".", 1)[-1]
+            if tail not in defs or self._active(c) is False:
+                continue
+            frel, fdef = defs[tail]
+            params = fdef["params"]
+            for frel2, inner in self.calls:
+                if frel2 != frel or not fdef["line"] <= inner["line"] <= fdef["end"]:
+                    continue
+                if inner["func"].rsplit(".", 1)[-1] not in {"spawn", "start_processes"}:
+                    continue
+                src = inner["kwargs"].get("nprocs") or (inner["args"][2] if len(inner["args"]) > 2 else None)
+                if src not in params:
+                    continue
+
+                def bound(name: str) -> Setting | None:
+                    k = params.index(name)
+                    arg = c["kwargs"].get(name) or (c["args"][k] if k < len(c["args"]) else None)
+                    if arg is None:
+                        return None
+                    ok, v, ev = self._resolver.eval(arg)
+                    where = [f"{rel}:{c['line']}", f"{frel}:{inner['line']}", *ev]
+                    return Setting(v, where) if ok and isinstance(v, int) and v > 0 else None
+
+                per_node = bound(src)
+                if per_node is None:
+                    continue
+                node_param = next((p for p in params if p in {"num_machines", "num_nodes", "nnodes"}), None)
+                return per_node, (bound(node_param) if node_param else None)
+        return None
 
     def _visible_devices(self) -> Setting | None:
         """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it."""
