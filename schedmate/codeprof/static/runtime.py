@@ -365,22 +365,22 @@ class RuntimeMixin:
                 src = inner["kwargs"].get("nprocs") or (inner["args"][2] if len(inner["args"]) > 2 else None)
                 if src not in params:
                     continue
-
-                def bound(name: str) -> Setting | None:
-                    k = params.index(name)
-                    arg = c["kwargs"].get(name) or (c["args"][k] if k < len(c["args"]) else None)
-                    if arg is None:
-                        return None
-                    ok, v, ev = self._resolver.eval(arg)
-                    where = [f"{rel}:{c['line']}", f"{frel}:{inner['line']}", *ev]
-                    return Setting(v, where) if ok and isinstance(v, int) and v > 0 else None
-
-                per_node = bound(src)
+                where = [f"{rel}:{c['line']}", f"{frel}:{inner['line']}"]
+                per_node = self._bound_count(c, params, src, where)
                 if per_node is None:
                     continue
                 node_param = next((p for p in params if p in {"num_machines", "num_nodes", "nnodes"}), None)
-                return per_node, (bound(node_param) if node_param else None)
+                return per_node, (self._bound_count(c, params, node_param, where) if node_param else None)
         return None
+
+    def _bound_count(self, call: dict[str, Any], params: list[str], name: str, where: list[str]) -> Setting | None:
+        """The positive integer `call` passes for parameter `name` of the function it calls."""
+        k = params.index(name)
+        arg = call["kwargs"].get(name) or (call["args"][k] if k < len(call["args"]) else None)
+        if arg is None:
+            return None
+        ok, v, ev = self._resolver.eval(arg)
+        return Setting(v, [*where, *ev]) if ok and isinstance(v, int) and v > 0 else None
 
     def _visible_devices(self) -> Setting | None:
         """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it."""
