@@ -177,3 +177,22 @@ def test_process_substitution_is_a_word_for_a_pipe_that_is_never_run(tmp_path):
                        "python train.py --epochs 3\n", "train.py": ""}
     L = parse_launch("bash run.sh", Workdir(write(tmp_path, files)))
     assert L.script == "train.py" and L.args == ["--epochs", "3"]
+
+
+def test_the_script_directory_idiom_with_end_of_options_and_silenced_output_resolves(tmp_path):
+    files = {"training/run.sh": 'DIR=$(cd -- "$( dirname -- "${BASH_SOURCE[0]}" )" &> /dev/null && pwd)\n'
+                                "python ${DIR}/train.py --lr 1\n",
+             "training/train.py": ""}
+    L = parse_launch("bash training/run.sh", Workdir(write(tmp_path, files)))
+    assert L.script == "training/train.py"
+
+
+def test_copies_of_one_program_started_side_by_side_are_one_job_of_that_many_processes(tmp_path):
+    ranks = " \\\n  & ".join(f"python train.py --rank {r} --cuda-id {r}" for r in range(4))
+    files = {"run.sh": f"(trap 'kill 0' SIGINT; {ranks} & wait)\n", "train.py": "import torch\n"}
+    L = parse_launch("bash run.sh", Workdir(write(tmp_path, files)))
+    assert L.get("procs_per_node") == 4 and L.get("num_procs") == 4
+    # the same program run one after the other (a sweep over seeds) is not parallel
+    files = {"seq.sh": "python train.py --seed 1\npython train.py --seed 2\n"}
+    L2 = parse_launch("bash seq.sh", Workdir(write(tmp_path, files)))
+    assert L2.get("procs_per_node") == 1

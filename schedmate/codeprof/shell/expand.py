@@ -451,7 +451,9 @@ def _replace(s: str, pat: str, rep: str, op: str) -> str:
     return out
 
 
-_PURE_CD_PWD = re.compile(r"""^\s*cd\s+(.+?)\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?&&\s*pwd(?:\s+-P)?\s*$""")
+# `$(cd "$(dirname "$0")" && pwd)`, `$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &> /dev/null && pwd -P)`
+_PURE_CD_PWD = re.compile(r"""^\s*cd\s+(?:-P\s+|-L\s+|--\s+)*(.+?)\s*(?:&?>\s*/dev/null\s*)?(?:2>&1\s*)?"""
+                          r"""&&\s*pwd(?:\s+-P)?\s*$""")
 
 
 def command_substitution(code: str, lk: Lookup) -> str:
@@ -475,6 +477,8 @@ def command_substitution(code: str, lk: Lookup) -> str:
     if not words or any(w in ("|", "&&", "||", ";") for w in words) or "|" in code:
         return unknown(f"$({code[:40]})")
     cmd, args = words[0], [expand_string(_requote(a), lk) for a in words[1:]]
+    if cmd in ("dirname", "basename", "realpath", "readlink") and "--" in args:
+        args.remove("--")  # the end of options: `dirname -- "$0"`
     if any(is_unknown(a) for a in args):
         return unknown(f"$({cmd})")
     if cmd == "echo":

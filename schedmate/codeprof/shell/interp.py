@@ -194,8 +194,13 @@ class Interpreter(BuiltinsMixin):
 
     def _seq(self, seq: Seq, st: _State) -> bool | None:
         status: bool | None = True
-        for item in seq.items:
-            status = self._node(item, st)
+        outer = st.background
+        for k, item in enumerate(seq.items):
+            st.background = outer or (k < len(seq.background) and seq.background[k])
+            try:
+                status = self._node(item, st)
+            finally:
+                st.background = outer
         return status
 
     def _node(self, node: Any, st: _State) -> bool | None:
@@ -424,7 +429,7 @@ class Interpreter(BuiltinsMixin):
         self.run.execs.append(Exec(
             argv=[*st.prefix, *argv], env=env, where=st.where(node.line), evidence=self._evidence(used, st),
             cwd=st.cwd, conditional=st.conditional > 0, script=st.script, depth=st.depth,
-            prefix=list(st.prefix), sbatch=dict(st.sbatch), scripts=list(st.stack),
+            prefix=list(st.prefix), sbatch=dict(st.sbatch), scripts=list(st.stack), background=st.background,
         ))
 
     def _exported(self, st: _State) -> dict[str, str]:
