@@ -225,6 +225,15 @@ class ModelMixin:
                         break
         if name is None:
             name = self._name_from_model_dict()
+        if name is None:  # an experiment or run named after its model (`-n yolox-s`, `run_name: llama-7b-sft`)
+            for k in ("name", "exp_name", "experiment_name", "run_name", "model_tag"):
+                pv = P.get(k)
+                if pv is not None and isinstance(pv.value, str) and pv.layer >= CONFIG \
+                        and (hit := known.lookup_model(pv.value)) and hit[1]:
+                    name = (pv.value, pv.where)
+                    break
+        if name is None:
+            name = self._name_from_scale_factors()
         for lib in self._libraries:  # the model a library's config describes (detectron2's architecture)
             if name is None and lib.model_name is not None and (got := lib.model_name(P)) is not None:
                 arch = P.get_path("model.meta_architecture")
@@ -298,6 +307,27 @@ class ModelMixin:
                 cand = f"{base}{sep}{got.value}".lower() + (f"w{width.value}" if width else "")
                 if known.lookup_model(cand):
                     return cand, pv.where + got.where + (width.where if width else [])
+        return None
+
+    _FACTORS = (("depth_multiple", "width_multiple"), ("deepen_factor", "widen_factor"), ("depth", "width"))
+
+    def _name_from_scale_factors(self) -> tuple[str, list[str]] | None:
+        """A YOLO-style detector's size from its (depth, width) multipliers: YOLOX `depth 0.33, width 0.5` is
+        YOLOX-s. The family comes from the config files', entry's and model types' names."""
+        P = self.r.params
+        text = " ".join([*self.r.configs, *self.r.py,
+                         *(str(pv.value) for k, pv in P.items() if k.endswith(".type"))]).lower()
+        family = next((f for f in ("yolox", "rtmdet", "yolov8", "yolov5") if f in text), None)
+        if family is None:
+            return None
+        for d_key, w_key in self._FACTORS:
+            d, w = P.get(d_key), P.get(w_key)
+            if d is None or w is None or not all(isinstance(x.value, (int, float)) for x in (d, w)):
+                continue
+            scale = next((s for (dd, ww), s in known.SCALES[family].items()
+                          if abs(dd - d.value) < 0.01 and abs(ww - w.value) < 0.01), None)
+            if scale and known.lookup_model(family + scale):
+                return family + scale, d.where + w.where
         return None
 
     def _family_from_code(self) -> tuple[str, list[str]] | None:
