@@ -273,7 +273,7 @@ def load_tree(read: Reader, rel: str, env: dict[str, str] | None = None) -> Conf
     """`rel` merged over the bases it names (depth first, in order), with interpolations resolved."""
     tree = ConfigTree()
     tree.data = _load(read, rel, tree, [])
-    _resolve_interpolations(tree, env or {})
+    resolve_interpolations(tree, env or {})
     return tree
 
 
@@ -337,8 +337,12 @@ def _mm_refs(own: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     return fix(own)
 
 
-def _resolve_interpolations(tree: ConfigTree, env: dict[str, str]) -> None:
-    """OmegaConf `${a.b}`, `${..x}` (relative), `${oc.env:VAR,default}`; unresolvable ones stay as text."""
+def resolve_interpolations(tree: ConfigTree, env: dict[str, str],
+                           resolvers: dict[str, Callable[[str], Any]] | None = None) -> None:
+    """OmegaConf `${a.b}`, `${..x}` (relative), `${oc.env:VAR,default}` and the given custom `resolvers`
+    (name -> function of the argument text, raising ValueError when it cannot tell); inner interpolations
+    first; unresolvable ones stay as text."""
+    resolvers = resolvers or {}
 
     def resolve(x: Any, path: list[str], depth: int) -> Any:
         if isinstance(x, dict):
@@ -353,11 +357,14 @@ def _resolve_interpolations(tree: ConfigTree, env: dict[str, str]) -> None:
             if isinstance(v, _Unknown):
                 return x
             return resolve(v, path, depth + 1)
+
         def sub(m: re.Match[str]) -> str:
             v = _one(m.group(1).strip(), path)
             return m.group(0) if isinstance(v, (_Unknown, dict, list)) else str(v)
 
-        return _INTERP.sub(sub, x)
+        out = _INTERP.sub(sub, x)
+        # the inner interpolations of a resolver call (`${eval:"${a} * 2"}`) are text now: resolve again
+        return resolve(out, path, depth + 1) if out != x else out
 
     def _one(expr: str, path: list[str]) -> Any:
         if expr.startswith(("oc.env:", "env:")):
@@ -367,8 +374,15 @@ def _resolve_interpolations(tree: ConfigTree, env: dict[str, str]) -> None:
             if got is None:
                 return UNKNOWN
             return int(got) if re.fullmatch(r"-?\d+", got) else got
-        if ":" in expr:  # other resolvers (oc.select, eval, ...): not known statically
-            return UNKNOWN
+        if ":" in expr:  # resolvers: the given ones over literal arguments; others are not known statically
+            name, _, arg = expr.partition(":")
+            fn = resolvers.get(name.strip())
+            if fn is None or "${" in arg:
+                return UNKNOWN
+            try:
+                return fn(arg)
+            except ValueError:
+                return UNKNOWN
         if expr.startswith("."):
             ups = len(expr) - len(expr.lstrip("."))
             base = path[: max(0, len(path) - ups)]

@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from schedmate.codeprof.config_tree import load_tree
-from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
+from schedmate.codeprof.configs import ConfigError, flatten, parse_config
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     COMMAND_LINE,
@@ -434,6 +434,10 @@ class ReadingMixin:
         return cfg
 
     def _hydra(self) -> None:
+        """A `@hydra.main(config_path, config_name)` entry: the config Hydra would compose (defaults lists,
+        group choices and overrides from the command line, packages, interpolations)."""
+        from schedmate.codeprof.hydra_compose import compose
+
         self._ds_cfg: tuple[str, dict[str, Any], str] | None = None
         for rel, c in self.calls:
             if not c["func"].endswith("hydra.main") and c["func"] != "main":
@@ -442,33 +446,29 @@ class ReadingMixin:
                 continue
             cp = c["kwargs"].get("config_path", "'.'").strip("'\"")
             cn = c["kwargs"]["config_name"].strip("'\"")
-            base = str(PurePosixPath(rel).parent)
-            root = self.wd.rel(cp, base) or ""
+            root = self.wd.rel(cp, str(PurePosixPath(rel).parent)) or ""
             main = self.wd.rel(cn if cn.endswith((".yaml", ".yml")) else f"{cn}.yaml", root)
             if not main or not self.wd.exists(main):
                 self.r.notes.append(f"hydra config {cp}/{cn}.yaml named at {rel}:{c['line']} not found")
                 return
-            text = self.wd.read_text(main) or ""
-            try:
-                cfg = parse_config(main, text)
-            except ConfigError as e:
-                self.r.notes.append(str(e))
-                return
-            for d in cfg.get("defaults", []) or []:
-                if isinstance(d, dict):
-                    for group, choice in d.items():
-                        group = str(group).lstrip("+/").split("@")[0]
-                        choice = self._hydra_overrides.get(group, choice)
-                        sub = self.wd.rel(f"{group}/{choice}.yaml", root)
-                        if sub and self.wd.exists(sub):
-                            self._load_config(sub, CONFIG, prefix=group.replace("/", "."))
-                            self.r.params.set(
-                                group,
-                                choice,
-                                f"{main}:{key_lines(text, [group]).get(group, 1)}"
-                                if group not in self._hydra_overrides
-                                else self.r.launch.args_where,
-                                CONFIG,
-                            )
-            self._load_config(main, CONFIG)
+            L = self.r.launch
+            overrides = [a for a in (L.args if L else []) if re.match(r"^[+~]{0,2}[A-Za-z_][\w./@-]*=", a)]
+            tree = compose(self.wd.read_text, "" if root == "." else root, cn, overrides,
+                           L.env if L else {})
+            self.r.notes.extend(n for n in tree.notes if n not in self.r.notes)
+            for f in tree.files:
+                if f not in self.r.configs:
+                    self.r.configs.append(f)
+            leaf_vals: dict[str, set[str]] = {}
+            flat = flatten(tree.data)
+            for k, v in flat:
+                leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
+            for k, v in flat:
+                where = tree.where.get(k, main)
+                if where == "cmd":
+                    continue  # the command line's own values are already in, at their layer
+                cur = self.r.params.get(k) if "." in k else None
+                if cur is not None and cur.layer >= COMMAND_LINE:
+                    continue
+                self.r.params.set(k, v, where, CONFIG, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1)
             return
