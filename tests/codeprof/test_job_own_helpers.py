@@ -90,3 +90,23 @@ def test_without_a_device_count_the_gpus_stay_open(tmp_path):
     p = analyze_code(job(tmp_path), "python tools/train.py -b 64", use_llm=False)
     assert p.facts.get("num_gpus") is None and p.facts.get("micro_batch_size") is None
     assert p.facts["global_batch_size"].value == 64
+
+
+def test_a_configured_batch_the_loader_splits_over_the_gpus_is_the_total(tmp_path):
+    files = {
+        "tools/run_net.py": "from net.config import get_cfg\nfrom net.datasets import loader\n\n"
+                            "def main():\n    cfg = get_cfg()\n",
+        "net/__init__.py": "",
+        "net/config.py": "from yacs.config import CfgNode as CN\n_C = CN()\n_C.NUM_GPUS = 1\n_C.TRAIN = CN()\n"
+                         "_C.TRAIN.BATCH_SIZE = 64\n_C.SOLVER = CN()\n_C.SOLVER.MAX_EPOCH = 300\n",
+        "net/datasets/__init__.py": "",
+        "net/datasets/loader.py": "def construct_loader(cfg):\n"
+                                  "    batch_size = int(cfg.TRAIN.BATCH_SIZE / max(1, cfg.NUM_GPUS))\n"
+                                  "    return make(batch_size)\n",
+        "configs/run.yaml": "TRAIN:\n  BATCH_SIZE: 32\nNUM_GPUS: 8\nSOLVER:\n  MAX_EPOCH: 50\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    f = analyze_code(tmp_path, "python tools/run_net.py --cfg configs/run.yaml", use_llm=False).facts
+    assert f["global_batch_size"].value == 32 and f["epochs"].value == 50

@@ -21,6 +21,14 @@ from schedmate.codeprof.static.names import (
 from schedmate.codeprof.static.result import precision_word
 
 
+# a batch size divided by the number of processes or GPUs
+_SPLIT_OVER_PROCESSES = re.compile(
+    r"batch_?size\w*\)?\s*//?\s*\(?\s*(?:max\(\s*1\s*,\s*)?[\w.]*?"
+    r"(?:world_size|num_gpus?|n_?gpus|ngpus_per_node|nprocs|num_processes|num_replicas|device_count|"
+    r"get_world_size)\b",
+    re.IGNORECASE)
+
+
 class BatchMixin:
     """Batch sizes, accumulation, sequence length, steps/epochs and precision."""
 
@@ -55,11 +63,12 @@ class BatchMixin:
         return None
 
     def _divided_by_world(self) -> str | None:
-        """file:line of `x_per_device = ... batch_size // world_size` in the code read, if any."""
+        """file:line where the code splits a configured batch over the processes or GPUs
+        (`batch_size // world_size`, `int(cfg.TRAIN.BATCH_SIZE / max(1, cfg.NUM_GPUS))`,
+        `args.batch_size = int(args.batch_size / args.world_size)`): the configured batch is the total."""
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
-                if re.search(r"per_(device|gpu|rank|replica)|local_batch|batch_size$", a["target"]) and re.search(
-                        r"batch_size\s*//\s*[\w.()]*world_size", a["expr"]):
+                if re.search(r"batch", a["target"], re.IGNORECASE) and _SPLIT_OVER_PROCESSES.search(a["expr"]):
                     return f"{rel}:{a['line']}"
         return None
 
