@@ -110,3 +110,17 @@ def test_a_configured_batch_the_loader_splits_over_the_gpus_is_the_total(tmp_pat
         (tmp_path / rel).write_text(text)
     f = analyze_code(tmp_path, "python tools/run_net.py --cfg configs/run.yaml", use_llm=False).facts
     assert f["global_batch_size"].value == 32 and f["epochs"].value == 50
+
+
+def test_unlisted_names_of_a_kind_are_read_when_they_agree_and_look_alikes_are_not(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--nb_epoch', type=int, default=120)\np.add_argument('--imgs_per_gpu', type=int, default=6)\n"
+        "p.add_argument('--warmup_epochs', type=int, default=5)\np.add_argument('--val_imgs_per_gpu', type=int, default=1)\n"
+        "args = p.parse_args()\nmodel = Net().cuda()\n")
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert f["epochs"].value == 120 and f["micro_batch_size"].value == 6
+    (tmp_path / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--n_iters', type=int, default=1000)\n"
+        "p.add_argument('--total_iters', type=int, default=5000)\n")
+    assert analyze_code(tmp_path, "python train.py", use_llm=False).facts.get("train_steps") is None  # they disagree

@@ -20,13 +20,26 @@ from schedmate.codeprof.static.names import (
 )
 from schedmate.codeprof.static.result import precision_word
 
-
 # a batch size divided by the number of processes or GPUs
 _SPLIT_OVER_PROCESSES = re.compile(
     r"batch_?size\w*\)?\s*//?\s*\(?\s*(?:max\(\s*1\s*,\s*)?[\w.]*?"
     r"(?:world_size|num_gpus?|n_?gpus|ngpus_per_node|nprocs|num_processes|num_replicas|device_count|"
     r"get_world_size)\b",
     re.IGNORECASE)
+
+
+# names a setting goes by when no listed name fits (`nb_epoch`, `n_iters`, `imgs_per_gpu`); words that make a
+# look-alike (eval, warm-up, save, log, decay, per-epoch, ...) rule a key out
+_FUZZY = {
+    "steps": re.compile(r"^(?:(?:max|total|num|n|nb|train|training)_?)*(?:steps?|iters?|iterations?|updates?|niter)$"),
+    "epochs": re.compile(r"^(?:(?:max|total|num|n|nb|train|training)_?)*(?:epochs?|nepoch|n_ep)$"),
+    "micro": re.compile(r"^(?:(?:train|training|per_gpu|per_device|local|device|gpu)_?)*(?:batch_?size|bs|batch|"
+                        r"imgs_per_gpu|images_per_gpu|samples_per_gpu)(?:_?(?:per_gpu|per_device|train))?$"),
+}
+_LOOKALIKE = re.compile(r"eval|valid|(^|[._])val([._]|$)|test|infer|predict|warm|save|ckpt|checkpoint|log|print|"
+                        r"display|report|decay|sched|(^|[._])lr|patience|early|per_epoch|interval|freq|every|"
+                        r"sample|gen|rollout|buffer|replay|target|(^|[._])min_|start|resume|skip|anneal|ramp|"
+                        r"accum|grad|ema|swa|reg|prune|distill|teacher|pseudo", re.IGNORECASE)
 
 
 class BatchMixin:
@@ -44,6 +57,23 @@ class BatchMixin:
                 and not isinstance(pv.value, (dict, list))
             ):
                 return pv.value, pv.where
+        return None
+
+    def _fuzzy(self, kind: str) -> tuple[Any, list[str]] | None:
+        """The one value the job's own settings give under a name of this kind when no listed name was
+        found; None when there is none or they disagree (a guess between look-alikes is no answer)."""
+        pattern = _FUZZY[kind]
+        hits: dict[int, list[str]] = {}
+        for key, pv in self.r.params.items():
+            leaf = key.rsplit(".", 1)[-1]
+            if pv.layer < CODE_DEFAULT or not pattern.match(leaf) or _LOOKALIKE.search(key):
+                continue
+            v = to_int(pv.value)
+            if v is not None and v > 0:
+                hits.setdefault(v, pv.where)
+        if len(hits) == 1:
+            ((v, where),) = hits.items()
+            return v, where
         return None
 
     def _help_says_total(self, found: tuple[Any, list[str]] | None) -> str | None:
@@ -72,14 +102,12 @@ class BatchMixin:
                     return f"{rel}:{a['line']}"
         return None
 
-    def _batch_and_length(self) -> None:
+    def _micro_from_code(self, fw: Any) -> tuple[Any, list[str]] | None:
+        """The per-process batch from the framework's names, the training DataLoader, TF/JAX global batches
+        and the job's own names (a total the code splits over the processes becomes the global batch)."""
         r = self.r
         R = self._resolver
-        fw = r.val("framework")
-        # micro batch --------------------------------------------------------------------
         micro = None
-        if self._ds_value("train_micro_batch_size_per_gpu"):
-            micro = self._ds_value("train_micro_batch_size_per_gpu")
         if micro is None and fw in {"hf-trainer"}:
             micro = self._first(("per_device_train_batch_size",))
         if micro is None and fw == "megatron":
@@ -112,20 +140,32 @@ class BatchMixin:
                     # JAX input pipelines take the global batch and shard it over the devices
                     r.put("global_batch_size", to_int(g[0]), g[1], note="JAX: batch_size is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
-            micro = self._first(MICRO)
+            micro = self._first(MICRO) or self._fuzzy("micro")
             split = self._divided_by_world() or self._help_says_total(micro)
             if micro is not None and split is not None and to_int(micro[0]):
                 # the code divides this batch size over the processes: it is the global batch
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
                 micro = ((to_int(micro[0]) // self._world, [*micro[1], split])
                          if self._world and to_int(micro[0]) % self._world == 0 else None)
-        for lib in self._libraries:  # a library's own batch semantics (ultralytics' total batch and nbs)
-            if lib.batch is not None and micro is None:
-                got = lib.batch(self.r.params, self._world)
-                for key in ("grad_accum_steps", "global_batch_size"):
-                    if key in got:
-                        r.put(key, got[key][0], got[key][1], note=f"{lib.name} batch convention")
-                micro = got.get("micro_batch_size")
+        return micro
+
+    def _batch_and_length(self) -> None:
+        r = self.r
+        R = self._resolver
+        fw = r.val("framework")
+        # micro batch --------------------------------------------------------------------
+        micro = None
+        if self._ds_value("train_micro_batch_size_per_gpu"):
+            micro = self._ds_value("train_micro_batch_size_per_gpu")
+        lib_batch = next((lib for lib in self._libraries if lib.batch is not None), None)
+        if micro is None and lib_batch is not None:  # a library's own batch semantics (ultralytics' nbs)
+            got = lib_batch.batch(self.r.params, self._world)
+            for key in ("grad_accum_steps", "global_batch_size"):
+                if key in got:
+                    r.put(key, got[key][0], got[key][1], note=f"{lib_batch.name} batch convention")
+            micro = got.get("micro_batch_size")
+        if micro is None and lib_batch is None:
+            micro = self._micro_from_code(fw)
         if micro is not None and self._one_process_many_gpus and to_int(micro[0]):
             # one process feeds every GPU (DataParallel): its loader's batch is the global batch
             where = [*micro[1], self._one_process_many_gpus]
@@ -187,12 +227,12 @@ class BatchMixin:
         if "max_steps" in self.lightning and to_int(self.lightning["max_steps"][0]) not in (None, -1):
             steps = self.lightning["max_steps"]
         if steps is None:
-            steps = self._first(STEPS)
+            steps = self._first(STEPS) or self._fuzzy("steps")
         duration = self._first(("max_duration", "train_duration"))
         unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)
             steps = (int(float(unit.group(1))), duration[1])  # type: ignore[index]
-        epochs = self.lightning.get("max_epochs") or self._first(EPOCHS)
+        epochs = self.lightning.get("max_epochs") or self._first(EPOCHS) or self._fuzzy("epochs")
         per_epoch = self._first(STEPS_PER_EPOCH)
         if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
                 and (to_int(epochs[0]) or 0) > 0:
