@@ -122,5 +122,5 @@ def test_unlisted_names_of_a_kind_are_read_when_they_agree_and_look_alikes_are_n
     assert f["epochs"].value == 120 and f["micro_batch_size"].value == 6
     (tmp_path / "train.py").write_text(
         "import argparse\np = argparse.ArgumentParser()\np.add_argument('--n_iters', type=int, default=1000)\n"
-        "p.add_argument('--total_iters', type=int, default=5000)\n")
+        "p.add_argument('--niter', type=int, default=5000)\n")
     assert analyze_code(tmp_path, "python train.py", use_llm=False).facts.get("train_steps") is None  # they disagree
