@@ -107,4 +107,6 @@ def test_metrics_count_requests_in_prometheus_format(service, jobs_root):
     running, tokens = service
     httpx.post(f"{running.url}/v1/jobs", json=job(jobs_root, "m1"), headers=auth(tokens["submit"]), timeout=60)
     text = httpx.get(f"{running.url}/metrics").text
-    assert "schedmate_jobs_submitted_total 1" in text and "schedmate_request_seconds_count" in text
+    assert 'schedmate_events_total{event="jobs_submitted"} 1.0' in text
+    assert 'schedmate_http_request_duration_seconds_count{route="/v1/jobs"} 1.0' in text
+    assert "schedmate_llm_queue_depth 0.0" in text and "schedmate_llm_calls_total 0.0" in text
