@@ -218,6 +218,9 @@ class AnnotationEngine:
             self._monitors.pop(job_id, None)
 
     def _refine_loop(self) -> None:
+        """For each queued job: `on_done(body)` with the model's annotation (`source: llm`), `on_done(None,
+        error=...)` when the model failed (down, slow past its client's timeout, an answer that broke the
+        schema), or `on_done(None)` when the static pass left the model nothing to do."""
         while True:
             req, on_done = self._queue.get()
             t0 = time.perf_counter()
@@ -230,7 +233,15 @@ class AnnotationEngine:
                 prof = self._llm._profiles.pop(job.id, None)
                 calls = prof.llm_calls if prof is not None else 0
                 self.metrics.inc("llm_calls", calls)
-                on_done(self._body(ann, prof, "llm" if calls else "static"))
+                failed = [w for w in (prof.warnings if prof is not None else []) if w.startswith("LLM call failed")]
+                if failed:
+                    self.metrics.inc("llm_failures")
+                    on_done(None, error=failed[0])
+                elif calls:
+                    on_done(self._body(ann, prof, "llm"))
+                else:
+                    self.metrics.inc("llm_nothing_to_refine")
+                    on_done(None)
             except Exception as e:  # noqa: BLE001 - a dead model or a bad answer leaves the static answer
                 self.metrics.inc("llm_failures")
                 on_done(None, error=f"{type(e).__name__}: {e}")

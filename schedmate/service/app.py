@@ -177,9 +177,11 @@ def create_app(settings: Settings) -> FastAPI:
         metrics.inc("jobs_submitted")
 
         def refined(result: dict[str, Any] | None, error: str | None = None) -> None:
-            if result is None:
+            if result is None and error is None:
+                return  # the model had nothing to add: the static answer is the answer
+            if result is None:  # the static answer stands, and says why it was not refined
                 event(log, logging.WARNING, "LLM refinement failed: the static answer stands", job=req.id, error=error)
-                return
+                result = {**body, "refinement": f"failed: {error}"}
             fut = store.submit(store.op_add_annotation(req.id, result, result["source"]))
             fut.add_done_callback(lambda f: f.exception() and metrics.inc("llm_answers_lost_to_db"))
 
