@@ -290,7 +290,7 @@ class Store:
             ins = _insert(self.dialect, JOBS).values(
                 id=job_id, client=client, state="submitted", request=req, created=now, updated=now,
                 log_bytes=0, log_path=log_path, log_offset=0).on_conflict_do_nothing(index_elements=["id"])
-            if c.execute(ins).rowcount == 0:
+            if c.execute(ins.returning(JOBS.c.id)).first() is None:  # rowcount is -1 on psycopg
                 return False
             c.execute(ANNOTATIONS.insert().values(job_id=job_id, made=now, source=source, body=body))
             return True
