@@ -6,6 +6,7 @@
                                              that the service reads from where it stopped -> refreshed annotation
     POST   /v1/jobs/{id}/finish      submit  how it ended -> feeds the history store
     GET    /v1/jobs/{id}             read    the latest annotation (404 if unknown)
+(an id may hold slashes, e.g. a Kubernetes `namespace/name`)
     GET    /v1/jobs?state=S          read    the jobs, optionally in one state (paged with limit/after)
     POST   /v1/admission/kubernetes  submit  a Kubernetes AdmissionReview v1 -> JSONPatch (fails open)
     GET/POST/DELETE /v1/clients      admin   client tokens
@@ -223,7 +224,7 @@ def create_app(settings: Settings) -> FastAPI:
             raise HTTPException(404, f"no job {job_id!r}")
         return job
 
-    @app.post("/v1/jobs/{job_id}/log", openapi_extra={"requestBody": {"content": {
+    @app.post("/v1/jobs/{job_id:path}/log", openapi_extra={"requestBody": {"content": {
         "text/plain": {"schema": {"type": "string"}},
         "application/json": {"schema": LogPath.model_json_schema()}}}})
     async def add_log(job_id: str, request: Request, who: str = submitter) -> dict[str, Any]:
@@ -267,7 +268,7 @@ def create_app(settings: Settings) -> FastAPI:
         metrics.inc("log_chunks")
         return {"id": job_id, **body}
 
-    @app.post("/v1/jobs/{job_id}/finish")
+    @app.post("/v1/jobs/{job_id:path}/finish")
     async def finish(job_id: str, fin: FinishRequest, who: str = submitter) -> dict[str, Any]:
         job = await job_or_404(job_id)
         if job["state"] == "finished":
@@ -283,7 +284,7 @@ def create_app(settings: Settings) -> FastAPI:
             shutil.rmtree(req.workdir, ignore_errors=True)  # uploaded code is kept while the job lives
         return {"id": job_id, "state": "finished"}
 
-    @app.get("/v1/jobs/{job_id}")
+    @app.get("/v1/jobs/{job_id:path}")
     async def get_job(job_id: str, who: str = reader) -> dict[str, Any]:
         return await job_or_404(job_id)
 

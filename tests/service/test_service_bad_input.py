@@ -227,7 +227,7 @@ def test_a_duplicate_id_is_409_a_second_finish_is_409_and_a_client_over_its_rate
 
 
 def test_an_admin_token_manages_clients_and_a_revoked_token_stops_working(service):
-    running, tokens = service
+    running, _ = service
     from schedmate.service.app import create_token
 
     admin = create_token(running.app.state.store, "root", ["admin"])

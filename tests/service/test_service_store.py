@@ -116,7 +116,7 @@ def postgres() -> Iterator[str]:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
-                       capture_output=True, timeout=60)
+                       capture_output=True, timeout=60, check=False)
         shutil.rmtree(base, ignore_errors=True)
 
 
