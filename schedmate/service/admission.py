@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, HTTPException, Request
 
+from adapters.kubernetes import ANNOTATION_PREFIX
 from adapters.kubernetes.admission import (
     AdmissionError,
     failure_open,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("schedmate.service.admission")
 PATH = "/v1/admission/kubernetes"
+JOB_ID_ANNOTATION = ANNOTATION_PREFIX + "job-id"
 
 
 def add_admission_route(app: FastAPI, settings: Settings, store: Store, engine: AnnotationEngine, metrics: Metrics,
@@ -68,8 +70,9 @@ def add_admission_route(app: FastAPI, settings: Settings, store: Store, engine: 
             raise HTTPException(400, f"malformed JSON: {e}") from None
         except AdmissionError as e:
             raise HTTPException(400, str(e)) from None
-        if not review.is_job_create:
-            return response(review.uid)
+        annotations = (review.object.get("metadata") or {}).get("annotations") or {}
+        if not review.is_job_create or JOB_ID_ANNOTATION in annotations:
+            return response(review.uid)  # not ours, or annotated already (a reinvocation)
         try:
             req, body = await store_job(review, who)
             annotation = Annotation.model_validate(body["annotation"])

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -88,12 +89,12 @@ def auth(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def wait_up(url: str, proc: subprocess.Popen | None = None) -> None:
+def wait_up(url: str, proc: subprocess.Popen | None = None, verify: Any = True) -> None:
     for _ in range(600):
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"service exited with {proc.returncode}")
         try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{url}/healthz", timeout=1, verify=verify).status_code == 200:
                 return
         except httpx.TransportError:
             time.sleep(0.05)
@@ -117,16 +118,17 @@ class Process:
             self.proc.wait(timeout=30)
 
 
-def serve_process(db: str, *args: str, env: dict[str, str] | None = None) -> Process:
+def serve_process(db: str, *args: str, env: dict[str, str] | None = None, https: bool = False,
+                  verify: Any = True) -> Process:
     port = free_port()
     log = Path(db.split("?")[0].removeprefix("sqlite:///file:")).with_suffix(f".{port}.log")
     with open(log, "wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "schedmate.cli", "serve", "--port", str(port), "--db", db,
                                  *args], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
                                 stdout=subprocess.DEVNULL, stderr=err)
-    url = f"http://127.0.0.1:{port}"
+    url = f"{'https' if https else 'http'}://127.0.0.1:{port}"
     try:
-        wait_up(url, proc)
+        wait_up(url, proc, verify)
     except RuntimeError:
         proc.kill()
         raise RuntimeError(f"schedmate serve did not start: {log.read_text()[-2000:]}") from None

@@ -141,6 +141,9 @@ def test_other_kinds_updates_and_dry_runs_are_answered_without_being_stored(webh
     resp = admit(running, h, review(pod, kind={"group": "", "version": "v1", "kind": "Pod"}))
     assert "patch" not in resp
     assert "patch" not in admit(running, h, review(job_object(name="upd"), operation="UPDATE"))
+    seen = job_object(name="seen", annotations={"schedmate.io/job-id": "ml/seen"})  # a reinvocation
+    assert "patch" not in admit(running, h, review(seen))
+    assert httpx.get(f"{running.url}/v1/jobs/ml/seen", headers=h).status_code == 404
     obj = job_object(name="dry")
     resp = admit(running, h, review(obj, dry_run=True))
     assert patched(obj, resp)["metadata"]["annotations"]["schedmate.io/job-id"] == "ml/dry"
