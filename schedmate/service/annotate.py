@@ -134,6 +134,7 @@ class AnnotationEngine:
         how many were re-added (adding a job again replaces it, so a partial store is made whole)."""
         self.history.flush()
         if self.history.count() >= len(finished):
+            self.metrics.inc("history_rebuilt", 0)
             return 0
         n = 0
         for rec in finished:
@@ -186,6 +187,11 @@ class AnnotationEngine:
 
     def queue_depth(self) -> int:
         return self._queue.qsize()
+
+    def history_count(self) -> int:
+        with self._static_lock:
+            self.history.flush()
+            return self.history.count()
 
     def readable(self, path: str) -> Path:
         """A file under the roots (symlinks resolved first), or `Refused`."""

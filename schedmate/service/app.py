@@ -331,7 +331,8 @@ def create_app(settings: Settings) -> FastAPI:
             counts = await run_in_threadpool(store.counts)
         except StoreUnavailable as e:
             return JSONResponse({"status": "unavailable", "detail": str(e)}, status_code=503)
-        return JSONResponse({"status": "ready", **counts, "llm": settings.use_llm, "llm_queue": engine.queue_depth()})
+        return JSONResponse({"status": "ready", **counts, "history": engine.history_count(), "llm": settings.use_llm,
+                             "llm_queue": engine.queue_depth()})
 
     @app.get("/metrics")
     async def prometheus() -> Response:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -149,3 +150,30 @@ def test_a_database_it_cannot_reach_stops_serve_with_a_clear_error():
                        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)}, timeout=120,
                        cwd=root, check=False)
     assert p.returncode == 2 and "error:" in p.stderr and "127.0.0.1" in p.stderr
+
+
+def test_a_model_that_never_answers_fills_the_bounded_queue_and_answers_stay_static_at_once(tmp_path, jobs_root,
+                                                                                              monkeypatch):
+    silent = socket.socket()  # a real server that accepts connections and never says a word
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    monkeypatch.setenv("SCHEDMATE_LLM_BASE_URL", f"http://127.0.0.1:{silent.getsockname()[1]}/v1")
+    monkeypatch.setenv("SCHEDMATE_LLM_MODEL", "qwen2.5-coder-0.5b")
+    monkeypatch.setenv("SCHEDMATE_LLM_TIMEOUT", "30")
+    (jobs_root / "open").mkdir()
+    (jobs_root / "open" / "train.py").write_text("from mylib import build_model, CONFIG\nmodel = build_model(CONFIG)\n")
+    db = str(tmp_path / "slow.sqlite")
+    token = create_token(Store(db), "c", ["submit", "read"])
+    running = start(Settings(db=db, roots=[jobs_root], use_llm=True, queue_size=1))
+    try:
+        answers = [httpx.post(f"{running.url}/v1/jobs", json={"id": f"s{i}", "command": "python train.py",
+                                                              "workdir": str(jobs_root / "open")},
+                              headers=auth(token), timeout=60).json() for i in range(5)]
+        assert [a["source"] for a in answers] == ["static"] * 5
+        assert answers[0]["refinement"] == "queued"
+        full = [a for a in answers if a["refinement"].startswith("queue full")]
+        assert len(full) >= 3  # one job with the model, one waiting, the rest turned away
+        assert 'schedmate_events_total{event="llm_queue_full"}' in httpx.get(f"{running.url}/metrics").text
+    finally:
+        running.stop()
+        silent.close()

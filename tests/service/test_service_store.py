@@ -20,7 +20,7 @@ from schedmate.service import db as dbm
 from schedmate.service.app import Settings, create_token
 from schedmate.service.db import Store, StoreUnavailable
 
-from .conftest import auth, free_port, start
+from .conftest import auth, free_port, serve_process, start
 
 
 def test_a_version_1_database_is_migrated_forward_and_keeps_its_jobs(tmp_path):
@@ -143,5 +143,32 @@ def test_the_service_runs_on_postgresql_with_the_same_answers_and_survives_a_res
         assert [j["id"] for j in httpx.get(f"{again.url}/v1/jobs", params={"state": "finished"},
                                            headers=h).json()["jobs"]] == ["pg1"]
         assert again.app.state.engine.history.count() == 1  # the history store rebuilt from PostgreSQL
+    finally:
+        again.stop()
+
+
+@pytest.mark.slow
+def test_a_lost_chroma_history_is_rebuilt_from_the_database_at_start(tmp_path):
+    pytest.importorskip("chromadb")
+    db, hist = str(tmp_path / "h.sqlite"), tmp_path / "history"
+    token = create_token(Store(db), "h", ["submit", "read"])
+    args = ("--history", "chroma", "--history-path", str(hist))
+    svc = serve_process(db, *args)  # its own process: chromadb keeps an open store per path in a process
+    try:
+        for i in range(3):
+            httpx.post(f"{svc.url}/v1/jobs", json={"id": f"h{i}", "command": f"python train.py --seed {i}",
+                                                   "user": "ann"}, headers=auth(token), timeout=60)
+            httpx.post(f"{svc.url}/v1/jobs/h{i}/finish", json={"runtime_s": 3600}, headers=auth(token), timeout=60)
+        assert httpx.get(f"{svc.url}/readyz", timeout=30).json()["history"] == 3
+    finally:
+        svc.stop()
+    shutil.rmtree(hist)  # the vector store is derived data: lose it
+    again = serve_process(db, *args)
+    try:
+        assert httpx.get(f"{again.url}/readyz", timeout=30).json()["history"] == 3
+        assert 'event="history_rebuilt"} 3.0' in httpx.get(f"{again.url}/metrics").text
+        r = httpx.post(f"{again.url}/v1/jobs", json={"id": "h9", "command": "python train.py --seed 9", "user": "ann"},
+                       headers=auth(token), timeout=60).json()
+        assert r["annotation"]["predicted_duration"]["p50"] == pytest.approx(3600, rel=0.2)  # from the rebuilt history
     finally:
         again.stop()
