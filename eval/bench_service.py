@@ -284,13 +284,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if result["lost"] == 0 else 1
 
 
-def start_llm(port: int, tmp: Path) -> subprocess.Popen[bytes]:
+def start_llm(port: int, tmp: Path, model: str | None = None) -> subprocess.Popen[bytes]:
     """A llama.cpp server of our own (the project's model, one thread), so stopping it hurts nobody else."""
     from schedmate.llm import serving
 
-    state = serving.running_server("llamacpp")
-    model = Path(state.model_path) if state else serving.pull()
-    cmd = serving.server_command("llamacpp", model, port)
+    if model is None:
+        state = serving.running_server("llamacpp")
+        model = state.model_path if state else str(serving.pull())
+    cmd = serving.server_command("llamacpp", Path(model), port)
     cmd[cmd.index("--n_threads") + 1] = cmd[cmd.index("--n_threads_batch") + 1] = "1"
     proc = subprocess.Popen(cmd, stdout=open(tmp / "llm.log", "wb"), stderr=subprocess.STDOUT,  # noqa: SIM115
                             start_new_session=True)

@@ -99,6 +99,24 @@ class Settings:
         return schedmate_home() / "service-uploads"
 
 
+KEPT_FROM_SUBMISSION = ("predicted_duration", "network_sensitivity", "spread_slowdown")
+
+
+def keep_submission_fields(fresh: dict[str, Any], prior: Any) -> dict[str, Any]:
+    """A log-refreshed annotation keeps what the log cannot tell (the code's network sensitivity, the
+    predicted duration) from the job's previous annotation; the log decides progress and failure."""
+    if not isinstance(prior, dict):
+        return fresh
+    out = dict(fresh)
+    for key in KEPT_FROM_SUBMISSION:
+        if out.get(key) is None and prior.get(key) is not None:
+            out[key] = prior[key]
+    seen = {p.get("component") for p in out.get("provenance") or []}
+    out["provenance"] = [p for p in prior.get("provenance") or [] if p.get("component") not in seen] + list(
+        out.get("provenance") or [])
+    return out
+
+
 def create_app(settings: Settings) -> FastAPI:
     store = Store(settings.db, durability=settings.durability)
     metrics = Metrics()
@@ -257,6 +275,7 @@ def create_app(settings: Settings) -> FastAPI:
         if job["log_bytes"] + len(text.encode()) > settings.max_log_bytes:
             raise HTTPException(413, f"job {job_id!r} log over {settings.max_log_bytes} bytes")
         body = await asyncio.wrap_future(engine.pool.submit(engine.log, job_id, text, lambda: store.log_text(job_id)))
+        body["annotation"] = keep_submission_fields(body["annotation"], (job["annotation"] or {}).get("annotation"))
         failure = body["annotation"]["failure"]
         state = "failed" if failure and failure["failed"] else "running"
         try:

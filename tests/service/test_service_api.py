@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+from pathlib import Path
 
 import httpx
 
@@ -44,7 +46,11 @@ def test_a_submitted_job_gets_its_code_profile_and_the_instructions_in_its_code_
 def test_a_log_chunk_refreshes_progress_and_a_failure_marks_the_job_failed(service, jobs_root):
     running, tokens = service
     h = auth(tokens["submit"])
-    httpx.post(f"{running.url}/v1/jobs", json=job(jobs_root), headers=h, timeout=60)
+    llama = Path(__file__).resolve().parents[2] / "eval" / "datasets" / "code" / "jobs" / "fsdp_llama7b_four_nodes"
+    shutil.copytree(llama, jobs_root / "llama")
+    body = job(jobs_root) | {"workdir": str(jobs_root / "llama"), "command": (llama / "command.txt").read_text()}
+    submitted = httpx.post(f"{running.url}/v1/jobs", json=body, headers=h, timeout=60).json()
+    assert submitted["annotation"]["network_sensitivity"] == 1.0
     lines = "".join(f" iteration       {i * 10}/    5000 | elapsed time per iteration (ms): 1000.0 | lm loss: 2.{i}E+00 |\n"
                     for i in range(1, 6))
     r = httpx.post(f"{running.url}/v1/jobs/j1/log", content=lines, headers=h, timeout=60)
@@ -53,6 +59,10 @@ def test_a_log_chunk_refreshes_progress_and_a_failure_marks_the_job_failed(servi
     crash = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     r = httpx.post(f"{running.url}/v1/jobs/j1/log", content=crash, headers=h, timeout=60)
     assert r.json()["annotation"]["failure"]["category"] == "oom"
+    # what the log cannot tell stays from the submission: the code's network sensitivity
+    assert r.json()["annotation"]["network_sensitivity"] == submitted["annotation"]["network_sensitivity"] is not None
+    components = [p["component"] for p in r.json()["annotation"]["provenance"]]
+    assert "code" in components and "logs" in components
     listed = httpx.get(f"{running.url}/v1/jobs", params={"state": "failed"}, headers=h).json()["jobs"]
     assert [j["id"] for j in listed] == ["j1"]
 
