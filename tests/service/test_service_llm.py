@@ -63,6 +63,9 @@ def test_the_model_refines_later_and_when_it_stops_answers_stay_static(tmp_path,
 
         os.killpg(proc.pid, signal.SIGKILL)  # the model server dies mid-run
         proc.wait(timeout=30)
+        (jobs_root / "other").mkdir()  # other code: the first job's profile is cached and would need no call
+        (jobs_root / "other" / "train.py").write_text(OPEN_CODE.replace("gpt2-medium", "gpt2-large"))
+        body["workdir"] = str(jobs_root / "other")
         second = httpx.post(f"{running.url}/v1/jobs", json={"id": "a2", **body}, headers=h, timeout=120).json()
         assert second["source"] == "static"
         got = wait_for(running.url, h, "a2", lambda j: "refinement" in j["annotation"])
