@@ -28,7 +28,6 @@ from adapters.kubernetes.admission import (
 )
 from schedmate.records import Annotation
 from schedmate.service.annotate import AnnotationEngine, JobRequest
-from schedmate.service.auth import Authenticator
 from schedmate.service.db import Store
 from schedmate.service.metrics import Metrics, event
 
@@ -41,7 +40,6 @@ JOB_ID_ANNOTATION = ANNOTATION_PREFIX + "job-id"
 
 
 def add_admission_route(app: FastAPI, settings: Settings, store: Store, engine: AnnotationEngine, metrics: Metrics,
-                        auth: Authenticator,
                         accept_annotation: Callable[[JobRequest], Awaitable[dict[str, Any]]]) -> None:
     async def store_job(review: Any, who: str) -> tuple[JobRequest, dict[str, Any]]:
         req = JobRequest.model_validate(job_fields(review))
@@ -63,7 +61,7 @@ def add_admission_route(app: FastAPI, settings: Settings, store: Store, engine: 
     @app.post(PATH, openapi_extra={"requestBody": {"content": {"application/json": {"schema": {
         "type": "object", "description": "AdmissionReview (admission.k8s.io/v1)"}}}}})
     async def admission_kubernetes(request: Request) -> dict[str, Any]:
-        who = auth.check(request, "submit") if settings.admission_token else "kubernetes-admission"
+        who = getattr(request.state, "client", "kubernetes-admission")  # AuthMiddleware checked the token
         try:
             review = parse_review(json.loads(await request.body()))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:

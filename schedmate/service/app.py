@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
@@ -47,7 +47,16 @@ from schedmate.service.annotate import (
     Refused,
     decode_log,
 )
-from schedmate.service.auth import SCOPES, Authenticator, RateLimiter, create_token, hash_token, parse_scopes
+from schedmate.service.auth import (
+    SCOPES,
+    Authenticator,
+    AuthMiddleware,
+    RateLimiter,
+    create_token,
+    hash_token,
+    parse_scopes,
+    required_scope,
+)
 from schedmate.service.db import STATES, Store, StoreUnavailable
 from schedmate.service.guard import Guard
 from schedmate.service.metrics import Metrics, event
@@ -127,7 +136,7 @@ def create_app(settings: Settings) -> FastAPI:
     engine.rebuild_history(store.finished_requests())
     auth = Authenticator(store, RateLimiter(settings.rate_per_s, settings.burst))
     metrics.bind(engine.queue_depth, lambda: store.batches, lambda: store.batched_writes)
-    job_locks: dict[str, asyncio.Lock] = {}
+    job_locks: dict[str, list[Any]] = {}  # job id -> [its lock, requests holding or waiting for it]
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -150,7 +159,9 @@ def create_app(settings: Settings) -> FastAPI:
             return max(settings.max_body_bytes, settings.max_log_read_bytes)
         return settings.max_body_bytes
 
-    app.add_middleware(Guard, metrics=metrics, limit_for=limit_for, body_timeout_s=settings.body_timeout_s)
+    app.add_middleware(AuthMiddleware, authenticator=auth,
+                       required=lambda method, path: required_scope(method, path, settings.admission_token))
+    app.add_middleware(Guard, metrics=metrics, limit_for=limit_for, body_timeout_s=settings.body_timeout_s)  # outermost
 
     @app.exception_handler(StoreUnavailable)
     async def _unavailable(_: Request, e: StoreUnavailable) -> JSONResponse:
@@ -169,12 +180,8 @@ def create_app(settings: Settings) -> FastAPI:
         return JSONResponse({"detail": [{k: x.get(k) for k in ("loc", "msg", "type")} for x in errors]},
                             status_code=422)
 
-    def scope(name: str) -> Any:
-        async def check(request: Request) -> str:  # async: a sync dependency would cost a thread hop
-            return auth.check(request, name)
-        return Depends(check)
-
-    submitter, reader, admin = scope("submit"), scope("read"), scope("admin")
+    def who(request: Request) -> str:
+        return str(request.state.client)  # set by AuthMiddleware
 
     async def annotate(req: JobRequest) -> dict[str, Any]:
         fut = asyncio.wrap_future(engine.pool.submit(engine.submit, req))
@@ -208,11 +215,11 @@ def create_app(settings: Settings) -> FastAPI:
         return {"id": req.id, **body}
 
     @app.post("/v1/jobs", status_code=201)
-    async def submit(req: JobRequest, who: str = submitter) -> dict[str, Any]:
-        return await accept(req, who)
+    async def submit(req: JobRequest, request: Request) -> dict[str, Any]:
+        return await accept(req, who(request))
 
     @app.post("/v1/jobs/upload", status_code=201)
-    async def submit_upload(job: str = JOB_PART, code: UploadFile = CODE_PART, who: str = submitter) -> dict[str, Any]:
+    async def submit_upload(request: Request, job: str = JOB_PART, code: UploadFile = CODE_PART) -> dict[str, Any]:
         try:
             fields = json.loads(job)
         except json.JSONDecodeError as e:
@@ -231,7 +238,7 @@ def create_app(settings: Settings) -> FastAPI:
             metrics.inc("upload_refused")
             raise HTTPException(e.status, f"upload refused: {e}") from None
         try:
-            return await accept(req.model_copy(update={"workdir": str(dest)}), who)
+            return await accept(req.model_copy(update={"workdir": str(dest)}), who(request))
         except BaseException:
             shutil.rmtree(dest, ignore_errors=True)
             raise
@@ -245,13 +252,15 @@ def create_app(settings: Settings) -> FastAPI:
     @app.post("/v1/jobs/{job_id:path}/log", openapi_extra={"requestBody": {"content": {
         "text/plain": {"schema": {"type": "string"}},
         "application/json": {"schema": LogPath.model_json_schema()}}}})
-    async def add_log(job_id: str, request: Request, who: str = submitter) -> dict[str, Any]:
-        lock = job_locks.setdefault(job_id, asyncio.Lock())
+    async def add_log(job_id: str, request: Request) -> dict[str, Any]:
+        entry = job_locks.setdefault(job_id, [asyncio.Lock(), 0])
+        entry[1] += 1
         try:
-            async with lock:  # a job's chunks are read, fed and stored in order
+            async with entry[0]:  # a job's chunks are read, fed and stored in order
                 return await _add_log(job_id, request)
         finally:
-            if not lock.locked() and not lock._waiters:  # type: ignore[attr-defined]
+            entry[1] -= 1
+            if entry[1] == 0:
                 job_locks.pop(job_id, None)
 
     async def _add_log(job_id: str, request: Request) -> dict[str, Any]:
@@ -288,7 +297,7 @@ def create_app(settings: Settings) -> FastAPI:
         return {"id": job_id, **body}
 
     @app.post("/v1/jobs/{job_id:path}/finish")
-    async def finish(job_id: str, fin: FinishRequest, who: str = submitter) -> dict[str, Any]:
+    async def finish(job_id: str, fin: FinishRequest) -> dict[str, Any]:
         job = await job_or_404(job_id)
         if job["state"] == "finished":
             raise HTTPException(409, f"job {job_id!r} finished already")
@@ -304,12 +313,11 @@ def create_app(settings: Settings) -> FastAPI:
         return {"id": job_id, "state": "finished"}
 
     @app.get("/v1/jobs/{job_id:path}")
-    async def get_job(job_id: str, who: str = reader) -> dict[str, Any]:
+    async def get_job(job_id: str) -> dict[str, Any]:
         return await job_or_404(job_id)
 
     @app.get("/v1/jobs")
-    async def list_jobs(state: str | None = None, limit: int = 1000, after: str | None = None,
-                        who: str = reader) -> dict[str, Any]:
+    async def list_jobs(state: str | None = None, limit: int = 1000, after: str | None = None) -> dict[str, Any]:
         if state is not None and state not in STATES:
             raise HTTPException(422, f"state must be one of {', '.join(STATES)}")
         if not 1 <= limit <= 10_000:
@@ -318,14 +326,14 @@ def create_app(settings: Settings) -> FastAPI:
 
     from schedmate.service.admission import add_admission_route
 
-    add_admission_route(app, settings, store, engine, metrics, auth, accept_annotation=annotate)
+    add_admission_route(app, settings, store, engine, metrics, accept_annotation=annotate)
 
     @app.get("/v1/clients")
-    async def list_clients(who: str = admin) -> dict[str, Any]:
+    async def list_clients() -> dict[str, Any]:
         return {"clients": await run_in_threadpool(store.clients)}
 
     @app.post("/v1/clients", status_code=201)
-    async def add_client(spec: dict[str, str], who: str = admin) -> dict[str, Any]:
+    async def add_client(spec: dict[str, str]) -> dict[str, Any]:
         try:
             scopes = parse_scopes(spec.get("scopes", ""))
             token = await run_in_threadpool(create_token, store, spec.get("name", ""), scopes)
@@ -334,7 +342,7 @@ def create_app(settings: Settings) -> FastAPI:
         return {"name": spec["name"], "scopes": scopes, "token": token}
 
     @app.delete("/v1/clients/{name}")
-    async def remove_client(name: str, who: str = admin) -> dict[str, Any]:
+    async def remove_client(name: str) -> dict[str, Any]:
         if not await run_in_threadpool(store.remove_client, name):
             raise HTTPException(404, f"no client {name!r}")
         auth.forget(name)

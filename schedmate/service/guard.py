@@ -44,7 +44,7 @@ class BodyTimeout(HTTPException):
         super().__init__(408, f"no body data for {seconds:.0f} s")
 
 
-async def _json(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+async def send_json(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
     body = json.dumps({"detail": detail}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
@@ -76,7 +76,7 @@ class Guard:
         declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         try:
             if declared is not None and (not declared.isdigit() or int(declared) > limit):
-                await _json(send_wrapped, 413, f"body over {limit} bytes")
+                await send_json(send_wrapped, 413, f"body over {limit} bytes")
                 return
             received = 0
 
@@ -95,10 +95,10 @@ class Guard:
             await self.app(scope, receive_limited, send_wrapped)
         except HTTPException as e:  # raised while reading the body outside a route
             if not started:
-                await _json(send_wrapped, e.status_code, str(e.detail))
+                await send_json(send_wrapped, e.status_code, str(e.detail))
         except StoreUnavailable as e:
             if not started:
-                await _json(send_wrapped, 503, f"database unavailable: {e}", [(b"retry-after", b"5")])
+                await send_json(send_wrapped, 503, f"database unavailable: {e}", [(b"retry-after", b"5")])
         finally:
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             elapsed = time.perf_counter() - t0

@@ -120,3 +120,13 @@ def test_metrics_count_requests_in_prometheus_format(service, jobs_root):
     assert 'schedmate_events_total{event="jobs_submitted"} 1.0' in text
     assert 'schedmate_http_request_duration_seconds_count{route="/v1/jobs"} 1.0' in text
     assert "schedmate_llm_queue_depth 0.0" in text and "schedmate_llm_calls_total 0.0" in text
+
+
+def test_the_openapi_document_lists_every_endpoint_and_docs_are_served(service):
+    running, _ = service
+    paths = httpx.get(f"{running.url}/openapi.json").json()["paths"]
+    for path in ("/v1/jobs", "/v1/jobs/upload", "/v1/jobs/{job_id}/log", "/v1/jobs/{job_id}/finish",
+                 "/v1/jobs/{job_id}", "/v1/admission/kubernetes", "/v1/clients", "/healthz", "/readyz", "/metrics"):
+        assert path in paths, path
+    assert "text/plain" in paths["/v1/jobs/{job_id}/log"]["post"]["requestBody"]["content"]
+    assert httpx.get(f"{running.url}/docs").status_code == 200
