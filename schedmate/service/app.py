@@ -215,8 +215,9 @@ def create_app(settings: Settings) -> FastAPI:
         return {"id": req.id, **body}
 
     @app.post("/v1/jobs", status_code=201)
-    async def submit(req: JobRequest, request: Request) -> dict[str, Any]:
-        return await accept(req, who(request))
+    async def submit(req: JobRequest, request: Request) -> JSONResponse:
+        # plain JSON already: a JSONResponse skips FastAPI's jsonable_encoder walk of the whole body
+        return JSONResponse(await accept(req, who(request)), status_code=201)
 
     @app.post("/v1/jobs/upload", status_code=201)
     async def submit_upload(request: Request, job: str = JOB_PART, code: UploadFile = CODE_PART) -> dict[str, Any]:
@@ -252,7 +253,7 @@ def create_app(settings: Settings) -> FastAPI:
     @app.post("/v1/jobs/{job_id:path}/log", openapi_extra={"requestBody": {"content": {
         "text/plain": {"schema": {"type": "string"}},
         "application/json": {"schema": LogPath.model_json_schema()}}}})
-    async def add_log(job_id: str, request: Request) -> dict[str, Any]:
+    async def add_log(job_id: str, request: Request) -> JSONResponse:
         entry = job_locks.setdefault(job_id, [asyncio.Lock(), 0])
         entry[1] += 1
         try:
@@ -263,7 +264,7 @@ def create_app(settings: Settings) -> FastAPI:
             if entry[1] == 0:
                 job_locks.pop(job_id, None)
 
-    async def _add_log(job_id: str, request: Request) -> dict[str, Any]:
+    async def _add_log(job_id: str, request: Request) -> JSONResponse:
         job = await job_or_404(job_id)
         raw = await request.body()
         offset = None
@@ -294,7 +295,7 @@ def create_app(settings: Settings) -> FastAPI:
             engine.forget_monitor(job_id)  # it saw a chunk the database does not have
             raise
         metrics.inc("log_chunks")
-        return {"id": job_id, **body}
+        return JSONResponse({"id": job_id, **body})
 
     @app.post("/v1/jobs/{job_id:path}/finish")
     async def finish(job_id: str, fin: FinishRequest) -> dict[str, Any]:
