@@ -242,3 +242,23 @@ def test_an_admin_token_manages_clients_and_a_revoked_token_stops_working(servic
     assert httpx.delete(f"{running.url}/v1/clients/ci", headers=auth(admin)).status_code == 200
     assert httpx.get(f"{running.url}/v1/jobs", headers=auth(ci)).status_code == 401
     assert httpx.delete(f"{running.url}/v1/clients/ci", headers=auth(admin)).status_code == 404
+
+
+def test_a_client_that_stops_sending_its_body_gets_408(tmp_path):
+    import socket
+
+    from schedmate.service.app import create_token
+    from schedmate.service.db import Store
+
+    db = str(tmp_path / "slow.sqlite")
+    token = create_token(Store(db), "slowloris", ["submit"])
+    running = start(Settings(db=db, body_timeout_s=1.0))
+    try:
+        host, port = running.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as s:
+            s.sendall((f"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                       "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\": ").encode())
+            answer = s.recv(4096).decode()  # and then nothing more is sent
+        assert answer.startswith("HTTP/1.1 408") and "no body data for 1 s" in answer
+    finally:
+        running.stop()
