@@ -175,9 +175,12 @@ class AnnotationEngine:
         return self._body(ann, prof, "static")
 
     def enqueue_refinement(self, req: JobRequest, on_done: Any) -> str:
-        """'queued', or why not ('no model configured', 'queue full')."""
+        """'queued', or why not: no model configured, no code for it to read (a command alone gives the
+        model nothing the static pass has not used), the queue full."""
         if not self.use_llm:
             return "no model configured"
+        if req.workdir is None:
+            return "nothing for the model: no code to read"
         try:
             self._queue.put_nowait((req, on_done))
         except queue.Full:

@@ -174,6 +174,9 @@ def test_a_model_that_never_answers_fills_the_bounded_queue_and_answers_stay_sta
         full = [a for a in answers if a["refinement"].startswith("queue full")]
         assert len(full) >= 3  # one job with the model, one waiting, the rest turned away
         assert 'schedmate_events_total{event="llm_queue_full"}' in httpx.get(f"{running.url}/metrics").text
+        plain = httpx.post(f"{running.url}/v1/jobs", json={"id": "s9", "command": "python train.py"},
+                           headers=auth(token), timeout=60).json()
+        assert plain["refinement"] == "nothing for the model: no code to read"  # takes no place in the queue
     finally:
         running.stop()
         silent.close()
