@@ -196,3 +196,26 @@ def test_copies_of_one_program_started_side_by_side_are_one_job_of_that_many_pro
     files = {"seq.sh": "python train.py --seed 1\npython train.py --seed 2\n"}
     L2 = parse_launch("bash seq.sh", Workdir(write(tmp_path, files)))
     assert L2.get("procs_per_node") == 1
+
+
+def test_a_script_reading_its_own_config_with_grep_and_awk_gets_the_values_grep_would_print(tmp_path):
+    files = {
+        "cfg.yaml": "model: llama\ngradient_accumulation_steps: 4\nuse_vllm: false\n",
+        "run.sh": "GA=$(grep 'gradient_accumulation_steps' cfg.yaml | awk '{print $2}')\n"
+                  "N=8\nif grep -qE '^\\s*use_vllm:\\s*true' cfg.yaml; then N=7; fi\n"
+                  "torchrun --nproc_per_node $N train.py --gradient_accumulation_steps $GA\n",
+        "train.py": "",
+    }
+    L = parse_launch("bash run.sh", Workdir(write(tmp_path, files)))
+    assert L.get("procs_per_node") == 8 and L.args == ["--gradient_accumulation_steps", "4"]
+
+
+def test_text_pipelines_run_only_the_utilities_they_model():
+    from schedmate.codeprof.shell.textutils import run_pipeline
+
+    text = {"a.txt": "x: 1\ny: 2\nx: 3\n"}
+    assert run_pipeline("grep x a.txt | awk '{print $2}' | head -n 1", text.get) == ("1", True)
+    assert run_pipeline("grep -c x a.txt", text.get) == ("2", True)
+    assert run_pipeline("grep -q z a.txt", text.get) == ("", False)
+    assert run_pipeline("grep x a.txt | sh", text.get) is None  # anything else: unknown, never run
+    assert run_pipeline("grep x /etc/missing", text.get) is None

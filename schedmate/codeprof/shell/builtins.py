@@ -17,7 +17,6 @@ from schedmate.codeprof.shell.parser import (
     Simple,
 )
 from schedmate.codeprof.shell.slurm_env import _SBATCH_FLAGS, _options, _slurm_env
-from schedmate.codeprof.shell.values import MARK
 from schedmate.codeprof.shell.state import (
     _ASSIGN,
     _SCRIPT_SUFFIXES,
@@ -30,6 +29,7 @@ from schedmate.codeprof.shell.state import (
     _Return,
     _State,
 )
+from schedmate.codeprof.shell.values import MARK
 
 
 class BuiltinsMixin:

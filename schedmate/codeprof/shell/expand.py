@@ -468,6 +468,14 @@ def command_substitution(code: str, lk: Lookup) -> str:
     idiom = _counting_idiom(code, lk)
     if idiom is not None:
         return idiom
+    if re.match(r"^e?grep\s", code) and lk.read is not None:  # `grep 'x:' cfg.yaml | awk '{print $2}'`
+        from schedmate.codeprof.shell.textutils import run_pipeline
+
+        expanded = _expand_outside_single_quotes(code, lk)
+        if expanded is None:
+            return unknown("$(grep ...)")
+        got = run_pipeline(expanded, lk.read)
+        return got[0] if got is not None else unknown("$(grep ...)")
     try:
         import shlex
 
@@ -517,6 +525,30 @@ def _counting_idiom(code: str, lk: Lookup) -> str | None:
         n = expand_string("${SLURM_GPUS_ON_NODE}", lk)
         return n if not is_unknown(n) and n.isdigit() else unknown("$(GPU count)")
     return None
+
+
+def _expand_outside_single_quotes(code: str, lk: Lookup) -> str | None:
+    """`$VAR`/`${VAR}` replaced by their values outside single quotes (awk programs keep their `$2`); None
+    when a value is unknown."""
+    out: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(code):
+        c = code[i]
+        if c == "'":
+            quoted = not quoted
+        if c == "$" and not quoted:
+            m = re.match(r"\$\{(\w+)\}|\$(\w+)", code[i:])
+            if m:
+                v = expand_string(m.group(0), lk)
+                if is_unknown(v):
+                    return None
+                out.append(v)
+                i += m.end()
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _requote(word: str) -> str:

@@ -66,6 +66,7 @@ from schedmate.codeprof.shell.state import (
     _Return,
     _State,
 )
+from schedmate.codeprof.shell.textutils import run_pipeline
 
 
 class Interpreter(BuiltinsMixin):
@@ -163,7 +164,11 @@ class Interpreter(BuiltinsMixin):
                 return unknown(name)
             return None
 
-        return Lookup(get, get_array, set_, lambda: st.positional, special, lambda: anchored(st.cwd))
+        def read(path: str) -> str | None:
+            rel = self.files.rel(path, st.cwd)
+            return self.files.read(rel) if rel is not None and self.files.exists(rel) else None
+
+        return Lookup(get, get_array, set_, lambda: st.positional, special, lambda: anchored(st.cwd), read=read)
 
     def _here(self, st: _State) -> str:
         return st.where(self._line)
@@ -402,6 +407,10 @@ class Interpreter(BuiltinsMixin):
             return builtin
         if prog in st.funcs:
             return self._call(st.funcs[prog], argv[1:], st)
+        if prog in ("grep", "egrep"):  # a grep over the job's own files: its status is knowable
+            got = run_pipeline(shlex.join(argv), self._lookup(st).read or (lambda _p: None))
+            if got is not None:
+                return got[1]
         if prog in _UTILITIES:
             return False if prog == "false" else (None if prog in _QUERY else True)
         nested = self._nested_script(argv, st)
