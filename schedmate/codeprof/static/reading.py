@@ -24,7 +24,7 @@ from schedmate.codeprof.static.names import (
 )
 
 # classes whose `__init__` holds a job's settings (YOLOX `Exp`, `Config`, `TrainArgs`, `HParams`, ...)
-CONFIG_CLASS = re.compile(r"(Exp|Config|Cfg|Args|Arguments|Hparams|HParams|Settings|Options|Opts)$")
+CONFIG_CLASS = re.compile(r"(Exp|Config|Cfg|Args|Arguments|Hparams|HParams|Settings|Options|Opts|Trainer)$")
 MAX_PYTHON_FILES = 16
 """Python files the static pass reads for one job (the entry, its local imports, re-exporting packages)"""
 # a yacs config key given on the command line as `KEY VALUE` (detectron2/SlowFast/pycls `opts`, `--opts`)
