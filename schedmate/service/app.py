@@ -3,6 +3,7 @@
     POST /v1/jobs                 submit scope   a job's context -> its annotation (201)
     POST /v1/jobs/{id}/log        submit scope   a log chunk (text body) -> the refreshed annotation
     POST /v1/jobs/{id}/finish     submit scope   how it ended -> feeds the history store
+    POST /v1/slurm/submit         submit scope   a Slurm job from job_submit.lua -> settings (adapters/slurm_live)
     GET  /v1/jobs/{id}            read scope     the latest annotation (404 if unknown)
     GET  /v1/jobs?state=S         read scope     the jobs, optionally in one state
     GET  /healthz, /readyz, /metrics             no token
@@ -139,16 +140,10 @@ def create_app(settings: Settings) -> FastAPI:
     submitter = Depends(client("submit"))
     reader = Depends(client("read"))
 
-    @app.post("/v1/jobs", status_code=201)
-    def submit(req: JobRequest, who: str = submitter) -> dict[str, Any]:
-        try:
-            body = engine.submit(req)
-        except Refused as e:
-            raise HTTPException(400, str(e)) from None
-        try:
-            store.add_job(req.id, who, req.model_dump(mode="json"), body, body["source"])
-        except DuplicateJob as e:
-            raise HTTPException(409, str(e)) from None
+    def accept(req: JobRequest, who: str) -> dict[str, Any]:
+        """Annotate, store and queue the refinement of a new job; raises Refused or DuplicateJob."""
+        body = engine.submit(req)
+        store.add_job(req.id, who, req.model_dump(mode="json"), body, body["source"])
         metrics.inc("jobs_submitted")
 
         def refined(result: dict[str, Any] | None, error: str | None = None) -> None:
@@ -162,6 +157,19 @@ def create_app(settings: Settings) -> FastAPI:
 
         body["refinement"] = engine.enqueue_refinement(req, refined)
         return {"id": req.id, **body}
+
+    @app.post("/v1/jobs", status_code=201)
+    def submit(req: JobRequest, who: str = submitter) -> dict[str, Any]:
+        try:
+            return accept(req, who)
+        except Refused as e:
+            raise HTTPException(400, str(e)) from None
+        except DuplicateJob as e:
+            raise HTTPException(409, str(e)) from None
+
+    from adapters.slurm_live.routes import add_routes  # POST /v1/slurm/submit, for job_submit.lua
+
+    add_routes(app, accept, submitter, engine.roots)
 
     @app.post("/v1/jobs/{job_id}/log")
     async def add_log(job_id: str, request: Request, who: str = submitter) -> dict[str, Any]:
