@@ -81,14 +81,18 @@ def demo() -> int:
 
 
 def local_slurm() -> None:
-    """Best effort: install Slurm from the Debian packages so the live adapter test can start a one-node
-    Slurm on loopback (tests/adapters/test_slurm_live.py). Without root or apt that test says why it skips."""
+    """Best effort: install Slurm from the Debian packages so the live tests can start a one-node Slurm on
+    loopback (tests/adapters/test_slurm_*live.py), with curl for schedmate's job_submit.lua (slurm-wlm brings
+    its Lua 5.1 plugin). Without root or apt those tests say why they skip."""
     import shutil
 
-    if shutil.which("slurmctld") or not shutil.which("apt-get") or os.geteuid() != 0:
+    wanted = {"slurmctld": "slurm-wlm", "munged": "munge", "curl": "curl"}
+    missing = sorted({pkg for binary, pkg in wanted.items()
+                      if not shutil.which(binary) and not Path("/usr/sbin", binary).exists()})
+    if not missing or not shutil.which("apt-get") or os.geteuid() != 0:
         return
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ("apt-get", "install", "-y", "-q", "--no-install-recommends", "slurm-wlm", "munge")
+    install = ("apt-get", "install", "-y", "-q", "--no-install-recommends", *missing)
     try:
         if sh(*install, env=env, check=False) != 0:
             sh("apt-get", "update", "-q", env=env, check=False)

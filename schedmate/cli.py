@@ -32,6 +32,7 @@ _REGISTRARS = (
     "schedmate.demo",
     "schedmate.service.cli",
     "adapters.cli",
+    "adapters.slurm_live.cli",
 )
 for _module in _REGISTRARS:
     try:
