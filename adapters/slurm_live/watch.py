@@ -67,9 +67,11 @@ class ServiceClient:
         except httpx.HTTPError as e:
             raise ServiceError(f"{method} {path}: {type(e).__name__}: {e}") from None
         if r.status_code >= 300:
-            detail = r.text[:300]
-            raise ServiceError(f"{method} {path}: HTTP {r.status_code}: {detail}", r.status_code)
-        return r.json()
+            raise ServiceError(f"{method} {path}: HTTP {r.status_code}: {r.text[:300]}", r.status_code)
+        try:
+            return r.json()
+        except ValueError:
+            raise ServiceError(f"{method} {path}: not JSON: {r.text[:100]!r}") from None
 
     def job(self, sid: str) -> dict[str, Any]:
         return self._call("GET", f"/v1/jobs/{sid}")
@@ -210,13 +212,16 @@ class Watcher:
     def _finish(self, jid: str, job: WatchJob, mem: JobMemory) -> None:
         runtime = max(1.0, (job.end_time or 0) - (job.start_time or 0))
         outcome = _OUTCOMES.get(job.view.raw_state, Outcome.failed)
+        recorded = True
         try:
             self.client.finish(mem.service_id, runtime, outcome)
         except ServiceError as e:
             if e.status != 404:
                 raise  # tried again at the next look
+            recorded = False
         mem.finished = True
-        self.emit("finished", jid, state=job.view.raw_state, runtime_s=round(runtime), service_id=mem.service_id)
+        self.emit("finished", jid, state=job.view.raw_state, runtime_s=round(runtime), service_id=mem.service_id,
+                  in_history=recorded)
 
     # ------------------------------------------------------------------ acting
     def _carry_out(self, jid: str, job: WatchJob, mem: JobMemory, v: Verdict) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,11 +16,12 @@ from typing import Any
 
 import httpx
 import localslurm
-import uvicorn
+from service.conftest import Running
+from service.conftest import start as start_app
 
 from adapters.slurm_live.install import install
 from adapters.slurm_live.submit import SubmitPolicy
-from schedmate.service.app import Settings, create_app, create_token
+from schedmate.service.app import Settings, create_token
 from schedmate.service.db import Store
 
 SCHEDMATE = [sys.executable, "-m", "schedmate.cli"]
@@ -30,25 +30,27 @@ REPO = Path(__file__).resolve().parents[2]
 
 def env() -> dict[str, str]:
     """The environment for schedmate subprocesses: this checkout first on the path."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    paths = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 @dataclass
 class Service:
-    """The annotation service (the real app, uvicorn on loopback in a thread) over its own SQLite file, with
-    its own history: each test gets a fresh one, so predictions depend only on what the test itself fed."""
+    """The annotation service (the real app over HTTP, uvicorn on loopback in a thread, as the service tests run
+    it) over its own SQLite file and so its own history: predictions depend only on what the test fed it."""
 
-    url: str
+    running: Running
     token: str
     token_file: Path
     jobs: Path
     """The service's --root: job directories under it are read by the code analyzer."""
-    server: uvicorn.Server
-    thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        return self.running.url
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
+        self.running.stop()
 
 
 def start_service(root: Path) -> Service:
@@ -60,18 +62,7 @@ def start_service(root: Path) -> Service:
     token_file = root / "token"
     token_file.write_text(token + "\n")
     token_file.chmod(0o600)
-    port = localslurm._free_port()
-    app = create_app(Settings(db=db, roots=[jobs], rate_per_s=1000, burst=1000))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline and thread.is_alive():
-        time.sleep(0.05)
-    if not server.started:
-        raise RuntimeError("the annotation service did not start")
-    return Service(url, token, token_file, jobs, server, thread)
+    return Service(start_app(Settings(db=db, roots=[jobs], rate_per_s=1000, burst=1000)), token, token_file, jobs)
 
 
 @dataclass

@@ -146,10 +146,12 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
     (root / "topology.conf").write_text("SwitchName=s0 Nodes=localhost\n")
 
 
-def start(timeout_s: float = 60.0, job_submit: Callable[[Path], object] | None = None) -> LocalSlurm:
+def start(timeout_s: float = 60.0, job_submit: Callable[[Path], object] | None = None,
+          extra_conf: str = "") -> LocalSlurm:
     """Start munged, slurmctld and slurmd; return once the node is idle. Raises RuntimeError with the logs.
 
-    `job_submit(conf_dir)`: installs a `job_submit.lua` there before slurmctld starts (JobSubmitPlugins=lua)."""
+    `job_submit(conf_dir)`: installs a `job_submit.lua` there before slurmctld starts (JobSubmitPlugins=lua);
+    `extra_conf`: more slurm.conf lines (another partition, say)."""
     t0 = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="schedmate-slurm-"))
     root.chmod(0o755)
@@ -157,7 +159,7 @@ def start(timeout_s: float = 60.0, job_submit: Callable[[Path], object] | None =
     key = root / "munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)
-    _write_config(root, "JobSubmitPlugins=lua\n" if job_submit else "")
+    _write_config(root, ("JobSubmitPlugins=lua\n" if job_submit else "") + extra_conf)
     if job_submit is not None:
         job_submit(root)
     try:

@@ -51,6 +51,18 @@ def test_a_long_predicted_job_keeps_the_users_time_and_gets_the_lowest_priority(
     assert s.cluster.squeue_field(job, "%y") == "824"  # log-scale between 10 min (nice 0) and a day (1000)
 
 
+def test_without_time_the_partitions_default_is_the_request_and_its_maximum_the_cap(slurm_stack):
+    s = slurm_stack
+    s.configure(time_policy="limit")
+    wd = s.job_dir("partition", {"train.sbatch": SCRIPT})
+    s.history("partition", wd, "sbatch train.sbatch", runtime_s=30)
+    default = s.sbatch(wd, "--partition=short", "--hold", "train.sbatch")
+    above = s.sbatch(wd, "--partition=short", "--time=300", "--hold", "train.sbatch")
+    assert s.cluster.show_job(default)["TimeLimit"] == "00:01:00"
+    assert s.service_job(s.service_id(default))["request"]["requested_time_s"] == 20 * 60
+    assert s.service_job(s.service_id(above))["request"]["requested_time_s"] == 45 * 60
+
+
 def test_a_network_sensitive_two_node_job_waits_for_one_switch(slurm_stack):
     s = slurm_stack
     s.configure()

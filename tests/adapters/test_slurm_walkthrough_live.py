@@ -11,10 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import localslurm
 import pytest
 from livestack import REPO, env, megatron_lines
-
-import localslurm
 
 pytestmark = pytest.mark.slow
 
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.slow
 def walkthrough() -> str:
     readme = (REPO / "README.md").read_text()
     section = readme.split("### Slurm walkthrough", 1)[1]
-    return re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    return re.search(r"```bash\n(.*?)```", section, re.DOTALL).group(1)
 
 
 def test_the_readme_walkthrough_runs_as_written(slurm_with_plugin, tmp_path):

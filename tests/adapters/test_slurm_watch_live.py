@@ -94,7 +94,7 @@ def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_
 
     f = s.cluster.show_job(job)
     assert f["JobState"] == "COMPLETED"  # it ran past its predicted minute: the watcher gave it more
-    minutes = lambda hms: sum(int(x) * m for x, m in zip(hms.split(":"), (60, 1, 1 / 60)))  # noqa: E731
+    minutes = lambda hms: sum(int(x) * m for x, m in zip(hms.split(":"), (60, 1, 1 / 60)))
     assert minutes(f["RunTime"]) > 1 and 1 < minutes(f["TimeLimit"]) <= 5  # never beyond the user's 5
     stored = s.service_job(sid)
     assert stored["log_bytes"] == (steady / f"slurm-{job}.out").stat().st_size  # nothing lost or sent twice
