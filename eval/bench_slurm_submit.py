@@ -21,10 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "adapters"))
 
-import livestack  # noqa: E402
-import localslurm  # noqa: E402
+import livestack
+import localslurm
 
-from adapters.slurm_live.install import install  # noqa: E402
+from adapters.slurm_live.install import install
 
 SCRIPT = "#!/bin/bash\n#SBATCH --job-name=bench\n" + livestack.megatron_lines(3, 3, 0.1, 100.0)
 CODE = ("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--max_steps', type=int)\n"
