@@ -40,8 +40,9 @@ PLUGIN_HELP = """Install the job_submit.lua plugin into a Slurm configuration di
 Writes job_submit.lua and schedmate_submit.conf next to slurm.conf. Then set JobSubmitPlugins=lua in
 slurm.conf and restart slurmctld (later edits of the conf file need no restart). At each submission the
 plugin asks the service (POST /v1/slurm/submit) and sets the job's Comment, TimeMin (--time-policy
-time-min, the default) or TimeLimit (limit), Nice and Switches, never a time above the user's request,
-and AdminComment=schedmate:id=... for `schedmate watch slurm`. It fails open: when the service is down,
+time-min, the default: backfill may start the job early under it) or TimeLimit (limit), Nice and
+Switches, never a time above the user's request, and AdminComment=schedmate:id=... for `schedmate watch
+slurm`, which extends a predicted limit while the job progresses. It fails open: when the service is down,
 slow (--timeout) or answers anything else, the job is submitted unchanged and slurmctld's log says why.
 The token file must be readable by SlurmUser and hold a token with the submit scope.
 """

@@ -8,9 +8,9 @@ service annotates the job, and `settings_for()` turns the annotation into `Slurm
 
 Time limits (`SubmitPolicy.time_policy`):
 
-| policy | TimeLimit | TimeMin | what can end a job early |
+| policy | TimeLimit | TimeMin | what can end a healthy job early |
 |---|---|---|---|
-| `time-min` (default) | the user's | p90 x margin | nothing: backfill may start the job early with a limit between the two, and `schedmate watch slurm` extends it again (never beyond the user's) while it progresses |
+| `time-min` (default) | the user's | p90 x margin | the prediction, only when the backfill scheduler started the job early with it (Slurm 22.05 then runs it under its TimeMin), and `schedmate watch slurm` extends that (never beyond the user's request) while the job progresses; jobs the main scheduler starts keep the user's limit |
 | `limit` | p90 x margin | the user's | the prediction, unless the watcher extends it while the job progresses |
 | `none` | the user's | the user's | nothing |
 

@@ -51,13 +51,15 @@ def local_slurm():
 @pytest.fixture(scope="session")
 def slurm_with_plugin():
     """A local Slurm whose slurmctld runs schedmate's job_submit.lua (skips like local_slurm, or without curl),
-    with a second partition `short` (DefaultTime 20 min, MaxTime 45 min)."""
+    with a second partition `short` (DefaultTime 20 min, MaxTime 45 min). Only the backfill scheduler starts
+    jobs here (every second), so the path where a job with a TimeMin starts under it is taken every time."""
     require_slurm()
     if shutil.which("curl") is None:
         pytest.skip("the plugin calls the service with curl: apt-get install -y curl")
     nowhere = Path(os.devnull)
-    cluster = localslurm.start(job_submit=lambda d: install(d, "http://127.0.0.1:9", nowhere),
-                               extra_conf="PartitionName=short Nodes=localhost DefaultTime=20 MaxTime=45 State=UP\n")
+    cluster = localslurm.start(job_submit=lambda d: install(d, "http://127.0.0.1:9", nowhere), extra_conf=(
+        "PartitionName=short Nodes=localhost DefaultTime=20 MaxTime=45 State=UP\n"
+        "SchedulerParameters=defer,sched_interval=-1,bf_interval=1\n"))
     yield cluster
     cluster.stop()
 

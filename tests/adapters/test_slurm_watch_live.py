@@ -62,7 +62,7 @@ def progress_script(steps: int, every_s: float, then: str = "") -> str:
 
 def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_and_failing_ones(slurm_stack):
     s = slurm_stack
-    s.configure(time_policy="limit")
+    s.configure()  # time-min: the user's 5 minutes stay the limit; the prediction becomes TimeMin
     steady = s.job_dir("steady", {"train.sbatch": progress_script(70, 1.0, "echo 'training finished'\n")})
     s.history("steady", steady, "sbatch train.sbatch", runtime_s=30)  # earlier runs: 30 s
     hung = s.job_dir("hung", {"hang.sbatch": "#!/bin/bash\n" + megatron_lines(4, 1000, 0.2, 200.0) + "sleep 600\n"})
@@ -71,7 +71,9 @@ def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_
         "NCCL error: unhandled system error, NCCL version 2.18.1'\nsleep 600\n")})
 
     job = s.sbatch(steady, "--time=5", "train.sbatch")
-    assert s.cluster.show_job(job)["TimeLimit"] == "00:01:00"  # the plugin's prediction: 30 s x 1.25
+    s.cluster.wait_for_state(job, {"RUNNING"})
+    f = s.cluster.show_job(job)  # backfill started it under its TimeMin, the predicted 30 s x 1.25
+    assert (f["TimeMin"], f["TimeLimit"], f["Scheduler"]) == ("00:01:00", "00:01:00", "Backfill")
     hung_job = s.sbatch(hung, "--time=5", "--no-requeue", "hang.sbatch")
     nccl_job = s.sbatch(nccl, "--time=5", "--requeue", "nccl.sbatch")
 
