@@ -113,7 +113,10 @@ def output_path(job: WatchJob) -> Path:
 def read_new(path: Path, offset: int, uid: int | None, limit: int = CHUNK_BYTES) -> tuple[bytes, int]:
     """Up to `limit` bytes after `offset` -> (bytes, offset they start at): 0 when the file shrank (a requeued
     job's output is truncated). AdapterError (said to the operator, never followed) for a file that is not
-    a regular file owned by `uid`; a missing file reads as empty (the job has not written yet)."""
+    a regular file owned by `uid` (or when the job's owner is unknown); a missing file reads as empty (the
+    job has not written yet)."""
+    if uid is None:
+        raise AdapterError(f"{path}: the job's user is unknown, so whose file it may read is too: not followed")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -126,7 +129,7 @@ def read_new(path: Path, offset: int, uid: int | None, limit: int = CHUNK_BYTES)
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise AdapterError(f"{path} is not a regular file: not followed")
-        if uid is not None and st.st_uid != uid:
+        if st.st_uid != uid:
             raise AdapterError(f"{path} belongs to uid {st.st_uid}, not to the job's user {uid}: not followed")
         if st.st_size < offset:
             offset = 0

@@ -146,3 +146,18 @@ def test_a_job_cannot_point_the_watcher_at_a_file_it_does_not_own(slurm_stack, t
     for j in jobs:
         assert s.service_job(s.service_id(j))["log_bytes"] == 0
     assert secret.read_text() == "root's secret\n" and os.stat(secret).st_uid == 0
+
+
+def test_each_array_task_gets_its_own_service_record_and_log(slurm_stack, tmp_path):
+    s = slurm_stack
+    s.configure()
+    wd = s.job_dir("array", {"task.sbatch": "#!/bin/bash\necho \"task $SLURM_ARRAY_TASK_ID\"\n"})
+    parent = s.sbatch(wd, "--array=1-2", "--time=5", "--output=task-%A_%a.out", "task.sbatch")
+    sid = s.service_id(parent)
+    for task in (1, 2):
+        wait_until(f"task {task} done", lambda t=task: s.cluster.squeue_field(f"{parent}_{t}", "%T") == "COMPLETED")
+    WatcherProcess(s, tmp_path / "watch.json").once()
+    for task in (1, 2):
+        record = s.service_job(f"{sid}_{task}")
+        assert record["state"] == "finished" and record["log_bytes"] == len(f"task {task}\n")
+        assert record["request"]["command"] == s.service_job(sid)["request"]["command"]

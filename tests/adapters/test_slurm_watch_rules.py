@@ -117,6 +117,8 @@ def test_only_a_regular_file_owned_by_the_jobs_user_is_read(tmp_path):
     assert read_new(tmp_path / "not-yet.out", 0, me) == (b"", 0)
     with pytest.raises(AdapterError, match="not to the job's user"):
         read_new(log, 0, me + 1)
+    with pytest.raises(AdapterError, match="user is unknown"):
+        read_new(log, 0, None)
     link = tmp_path / "link.out"
     link.symlink_to(log)
     with pytest.raises(AdapterError, match="symbolic link"):
