@@ -108,6 +108,14 @@ class Stack:
             assert r.status_code == 201, r.text
             assert self.http("POST", f"/v1/jobs/{jid}/finish", json={"runtime_s": runtime_s}).status_code == 200
 
+    def after_history(self, name: str, script: str, runtime_s: float, *args: str, **policy: Any) -> tuple[Path, str]:
+        """Under `policy`, a held job `train.sbatch` whose three earlier runs from the same directory took
+        `runtime_s` -> (its directory, its id). `args` go to sbatch."""
+        self.configure(**policy)
+        wd = self.job_dir(name, {"train.sbatch": script})
+        self.history(name, wd, "sbatch train.sbatch", runtime_s)
+        return wd, self.sbatch(wd, "--hold", *args, "train.sbatch")
+
     def sbatch(self, workdir: Path, *args: str) -> str:
         """sbatch from inside `workdir` (so the plugin sees the script path relative to it)."""
         p = subprocess.run(["sbatch", "--parsable", f"--output={workdir}/slurm-%j.out", *args], cwd=workdir,

@@ -17,10 +17,7 @@ SCRIPT = "#!/bin/bash\n#SBATCH --job-name=pretrain\n" + megatron_lines(3, 3, 0.1
 
 def test_a_job_gets_its_summary_and_a_time_min_below_the_users_time_which_stays(slurm_stack):
     s = slurm_stack
-    s.configure()  # time-min policy (the default)
-    wd = s.job_dir("timemin", {"train.sbatch": SCRIPT})
-    s.history("timemin", wd, "sbatch train.sbatch", runtime_s=30)
-    job = s.sbatch(wd, "--time=30", "--hold", "train.sbatch")
+    wd, job = s.after_history("timemin", SCRIPT, 30, "--time=30")  # time-min policy (the default)
     f = s.cluster.show_job(job)
     assert f["TimeLimit"] == "00:30:00" and f["TimeMin"] == "00:01:00"  # 30 s p90 x 1.25, rounded up
     assert s.cluster.squeue_field(job, "%k").startswith("schedmate: p10=30s p50=30s p90=30s")
@@ -32,20 +29,14 @@ def test_a_job_gets_its_summary_and_a_time_min_below_the_users_time_which_stays(
 
 def test_the_limit_policy_sets_the_prediction_as_time_limit(slurm_stack):
     s = slurm_stack
-    s.configure(time_policy="limit")
-    wd = s.job_dir("limit", {"train.sbatch": SCRIPT})
-    s.history("limit", wd, "sbatch train.sbatch", runtime_s=30)
-    job = s.sbatch(wd, "--time=30", "--hold", "train.sbatch")
+    _, job = s.after_history("limit", SCRIPT, 30, "--time=30", time_policy="limit")
     assert s.cluster.show_job(job)["TimeLimit"] == "00:01:00"
 
 
 @pytest.mark.parametrize("policy", ["time-min", "limit"])
 def test_a_long_predicted_job_keeps_the_users_time_and_gets_the_lowest_priority(slurm_stack, policy):
     s = slurm_stack
-    s.configure(time_policy=policy)
-    wd = s.job_dir("long", {"train.sbatch": SCRIPT})
-    s.history("long", wd, "sbatch train.sbatch", runtime_s=36000)
-    job = s.sbatch(wd, "--time=60", "--hold", "train.sbatch")
+    _, job = s.after_history("long", SCRIPT, 36000, "--time=60", time_policy=policy)
     f = s.cluster.show_job(job)
     assert f["TimeLimit"] == "01:00:00" and f["TimeMin"] == "N/A"  # 12.5 h predicted: the user's hour stays
     assert s.cluster.squeue_field(job, "%y") == "824"  # log-scale between 10 min (nice 0) and a day (1000)
@@ -53,10 +44,7 @@ def test_a_long_predicted_job_keeps_the_users_time_and_gets_the_lowest_priority(
 
 def test_without_time_the_partitions_default_is_the_request_and_its_maximum_the_cap(slurm_stack):
     s = slurm_stack
-    s.configure(time_policy="limit")
-    wd = s.job_dir("partition", {"train.sbatch": SCRIPT})
-    s.history("partition", wd, "sbatch train.sbatch", runtime_s=30)
-    default = s.sbatch(wd, "--partition=short", "--hold", "train.sbatch")
+    wd, default = s.after_history("partition", SCRIPT, 30, "--partition=short", time_policy="limit")
     above = s.sbatch(wd, "--partition=short", "--time=300", "--hold", "train.sbatch")
     assert s.cluster.show_job(default)["TimeLimit"] == "00:01:00"
     assert s.service_job(s.service_id(default))["request"]["requested_time_s"] == 20 * 60

@@ -84,8 +84,10 @@ def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_
         wait_until("the steady job extended", lambda: any(e["event"] == "extend" and e["job"] == job for e in w.read()))
         w.stop()  # a restart in the middle: offsets and memories come back from the state file
         w.start()
+        # squeue, not scontrol: scontrol says PENDING while the first run is still COMPLETING, and a job started
+        # again then fails to launch
         wait_until("the NCCL job requeued and pending again", lambda: (
-            s.cluster.show_job(nccl_job).get("Restarts"), s.cluster.show_job(nccl_job).get("JobState")) == ("1", "PENDING"))
+            s.cluster.show_job(nccl_job).get("Restarts"), s.cluster.squeue_field(nccl_job, "%T")) == ("1", "PENDING"))
         s.cluster.run("scontrol", "update", f"JobId={nccl_job}", "StartTime=now")  # skip Slurm's 2-min requeue delay
         for j in (job, hung_job, nccl_job):
             s.cluster.wait_for_state(j, {"COMPLETED", "CANCELLED", "TIMEOUT", "FAILED"}, timeout_s=240)
@@ -103,8 +105,7 @@ def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_
     assert s.cluster.show_job(hung_job)["JobState"] == "CANCELLED"
     assert "failure=hang" in s.cluster.squeue_field(hung_job, "%k")
     g = s.cluster.show_job(nccl_job)
-    ctld = [line for line in (s.conf_dir / "slurmctld.log").read_text().splitlines() if f"JobId={nccl_job}" in line]
-    assert g["JobState"] == "CANCELLED" and g["Restarts"] == "1", (g, ctld[-20:], w.read()[-30:])  # requeued, ended
+    assert g["JobState"] == "CANCELLED" and g["Restarts"] == "1"  # requeued once, then ended
     assert "failure=nccl" in s.cluster.squeue_field(nccl_job, "%k")
 
 
