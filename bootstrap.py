@@ -98,13 +98,17 @@ def apt_best_effort(present: bool, packages: tuple[str, ...], why: str) -> None:
 
 
 def local_servers() -> None:
-    """Slurm for the live adapter test (tests/adapters/test_slurm_live.py starts a one-node Slurm on
-    loopback) and the PostgreSQL server for the service's PostgreSQL test (tests/service/test_service_store.py
+    """Slurm for the live adapter and plugin tests (tests/adapters/test_slurm_*live.py start a one-node
+    Slurm on loopback) and the PostgreSQL server for the service's PostgreSQL test (tests/service/test_service_store.py
     starts a private cluster on a free port)."""
     import glob
     import shutil
 
-    apt_best_effort(bool(shutil.which("slurmctld")), ("slurm-wlm", "munge"), "slurm")
+    # Slurm (with curl for schedmate's job_submit.lua; slurm-wlm brings its Lua 5.1 plugin)
+    wanted = {"slurmctld": "slurm-wlm", "munged": "munge", "curl": "curl"}
+    missing = tuple(sorted({pkg for binary, pkg in wanted.items()
+                            if not shutil.which(binary) and not Path("/usr/sbin", binary).exists()}))
+    apt_best_effort(not missing, missing, "slurm")
     apt_best_effort(bool(glob.glob("/usr/lib/postgresql/*/bin/initdb")), ("postgresql",), "postgresql")
 
 

@@ -9,6 +9,7 @@
 (an id may hold slashes, e.g. a Kubernetes `namespace/name`)
     GET    /v1/jobs?state=S          read    the jobs, optionally in one state (paged with limit/after)
     POST   /v1/admission/kubernetes  submit  a Kubernetes AdmissionReview v1 -> JSONPatch (fails open)
+    POST   /v1/slurm/submit          submit  a Slurm job from job_submit.lua -> settings (adapters/slurm_live)
     GET/POST/DELETE /v1/clients      admin   client tokens
     GET    /healthz, /readyz, /metrics       no token
 
@@ -218,6 +219,10 @@ def create_app(settings: Settings) -> FastAPI:
     async def submit(req: JobRequest, request: Request) -> JSONResponse:
         # plain JSON already: a JSONResponse skips FastAPI's jsonable_encoder walk of the whole body
         return JSONResponse(await accept(req, who(request)), status_code=201)
+
+    from adapters.slurm_live.routes import add_routes  # POST /v1/slurm/submit, for job_submit.lua
+
+    add_routes(app, accept, who, list(settings.roots))
 
     @app.post("/v1/jobs/upload", status_code=201)
     async def submit_upload(request: Request, job: str = JOB_PART, code: UploadFile = CODE_PART) -> dict[str, Any]:
