@@ -176,10 +176,15 @@ class ModelMixin:
         if mn is not None and fl is not None and isinstance(mn.value, str) and "." in mn.key:
             name = (f"{mn.value}-{fl.value}".lower(), mn.where + fl.where)
         # big_vision-style: model_name 'vit' + model.variant 'S/16' -> vit_s_16
-        mv, var = P.get("model_name"), P.get_path("model.variant")
+        mv, var = P.get("model_name"), P.get_path("model.variant") or P.get("variant")
         if name is None and mv is not None and var is not None and isinstance(mv.value, str) \
                 and isinstance(var.value, str):
-            name = (f"{mv.value}_{var.value}".replace("/", "_").lower(), mv.where + var.where)
+            # `vit` + `S/16`, or `vit_multilabel_classification` + `B/16` (the family is the first word)
+            for base in (mv.value, re.split(r"[_-]", mv.value)[0]):
+                cand = f"{base}_{var.value}".replace("/", "_").lower()
+                if known.lookup_model(cand) or base != mv.value:
+                    name = (cand, mv.where + var.where)
+                    break
         if name is None:  # a model built by a config's factory: `model: {_component_: ....llama3_1_8b}`
             for key, pv in P.items():
                 leaf = key.rsplit(".", 1)[-1]
