@@ -66,6 +66,8 @@ def _ce(node: ast.AST, names: dict[str, Any]) -> Any:
         if node.id in names:
             return names[node.id]
         raise ValueError(f"unknown name {node.id}")
+    if isinstance(node, ast.Attribute) and (path := dotted(node)) in names:  # `config.batch_size`, if known
+        return names[path]
     raise ValueError(f"not a constant: {type(node).__name__}")
 
 
