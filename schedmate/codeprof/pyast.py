@@ -175,6 +175,9 @@ def _dataclass_field(st: ast.AnnAssign) -> dict[str, Any]:
     return f
 
 
+_ABSL_DEFINES = {"DEFINE_integer", "DEFINE_float", "DEFINE_string", "DEFINE_bool", "DEFINE_boolean", "DEFINE_enum"}
+
+
 def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
     func = dotted(node.func) or ""
     if not func:
@@ -216,6 +219,28 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 "line": node.lineno,
                 "type": kwargs.get("type"),
                 "help": _help_text(node),
+            }
+        )
+    elif tail in _ABSL_DEFINES and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        # absl / tf.compat flags: DEFINE_integer('batch_size', 32, 'help')
+        name = node.args[0].value
+        dflt = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
+        default_ok, default = const_eval(dflt) if dflt is not None else (False, None)
+        help_node = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "help"),
+                                                                 None)
+        ok_h, help_text = const_eval(help_node) if help_node is not None else (False, "")
+        is_bool = tail in {"DEFINE_bool", "DEFINE_boolean"}
+        out["argparse"].append(
+            {
+                "dest": name,
+                "flags": [f"--{name}"],
+                "default": default,
+                "has_default": default_ok,
+                "action": "store_true" if is_bool else None,
+                "line": node.lineno,
+                "type": None,
+                "help": help_text if ok_h and isinstance(help_text, str) else "",
             }
         )
     elif tail == "HfArgumentParser" and node.args:

@@ -76,6 +76,19 @@ class BatchMixin:
             return v, where
         return None
 
+    def _help_says_per_device(self, found: tuple[Any, list[str]] | None) -> bool:
+        """The option behind `found` is documented as a per-device batch (`help='batch size per compute
+        device'`)."""
+        if found is None:
+            return False
+        for rel, s in self.r.py.items():
+            for a in s["argparse"]:
+                if f"{rel}:{a['line']}" in found[1] or (a["dest"] == "batch_size" and "cmd" in found[1]):
+                    if re.search(r"per[ -](gpu|device|compute device|replica|tower|core|worker|process)",
+                                 (a.get("help") or "").lower()):
+                        return True
+        return False
+
     def _help_says_total(self, found: tuple[Any, list[str]] | None) -> str | None:
         """file:line of the argparse option behind `found` when its help calls it the total over all GPUs
         (`--batch-size ... help='total batch size for all GPUs'`)."""
@@ -132,6 +145,8 @@ class BatchMixin:
             )
             if per is not None:
                 micro = per
+            elif self._help_says_per_device(b := self._first(("batch_size",))):
+                micro = b  # documented as per device (tf_cnn_benchmarks' --batch_size)
             else:
                 g = self._first(("global_batch_size", "batch_size"))
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:

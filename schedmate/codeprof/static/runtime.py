@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from schedmate.codeprof.launch import Setting
+from schedmate.codeprof.launch import Setting, to_int
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     COMMAND_LINE,
@@ -299,9 +299,14 @@ class RuntimeMixin:
                         r.notes.append(f"num_gpus: {rel}:{c['line']} uses DataParallel over every visible GPU; "
                                        "the count is set at submission")
                     break
-            tf_or_jax = self._imports_any("tensorflow", "jax")
-            if tf_or_jax and uses_gpu and self._mirrored():
-                ppn, nprocs = self._visible_devices(), None  # one process drives every visible GPU
+            if self._imports_any("jax", "flax") and r.val("framework") != "tensorflow":
+                if uses_gpu and self._mirrored():
+                    ppn, nprocs = self._visible_devices(), None  # one JAX process drives every local device
+            elif self._imports_any("tensorflow", "keras") and uses_gpu is not False:
+                # (a horovod import does not matter here: one process launched alone is a world of one)
+                decided, got = self._tensorflow_devices()
+                if decided:
+                    ppn, nprocs, uses_gpu = got, None, True
         if nodes is not None and nodes.value is not None:
             r.put("num_nodes", nodes.value, nodes.where)
         if (
@@ -405,6 +410,34 @@ class RuntimeMixin:
             return None
         nodes = arg(sp.nodes_arg, sp.nodes_kw)
         return Setting(*per_node), (Setting(*nodes) if nodes else None)
+
+    _TF_STRATEGIES = ("MirroredStrategy", "MultiWorkerMirroredStrategy", "CentralStorageStrategy",
+                      "TPUStrategy", "ParameterServerStrategy")
+
+    def _tensorflow_devices(self) -> tuple[bool, Setting | None]:
+        """(decided, GPUs) of a one-process TensorFlow/Keras job: a mirrored strategy uses every visible GPU
+        (what the job makes visible, else open: decided, None); the job's own `num_gpus` setting says how many
+        it replicates over; with neither, TensorFlow computes on one GPU. Not decided for code that does not
+        train."""
+        strategies = [f"{rel}:{c['line']}" for t in self._TF_STRATEGIES for rel, c in self._find_calls(t)]
+        # a strategy built in a helper the job calls still shows where the job uses it
+        strategies += [f"{rel}:{c['line']}" for rel, c in self._find_calls(
+            "experimental_distribute_dataset", "distribute_datasets_from_function", "experimental_run_v2")]
+        strategies += [f"{rel}:{c['line']}" for rel, c in self.calls
+                       if (c["func"].endswith((".scope", ".run")) and "strateg" in c["func"].lower())
+                       or re.search(r"(get|build|create|make)_?(distribution_|distribute_)?strategy$",
+                                    c["func"].rsplit(".", 1)[-1], re.IGNORECASE)]
+        if strategies:
+            return True, self._visible_devices()
+        for name in ("num_gpus", "n_gpus", "num_gpu", "gpus"):
+            pv = self.r.params.get(name)
+            if pv is not None and pv.layer >= CODE_DEFAULT and to_int(pv.value) and to_int(pv.value) > 0:
+                return True, Setting(to_int(pv.value), pv.where)
+        if self._find_calls("fit", "train", "train_and_evaluate", "GradientTape", "Estimator", "run_experiment") \
+                or self.r.params.get("train_steps", "num_train_steps", "epochs", "train_epochs") is not None:
+            entry = self.r.entry or "cmd"
+            return True, Setting(1, [f"{entry}:1"])
+        return False, None
 
     def _mirrored(self) -> bool:
         return bool(
