@@ -124,14 +124,17 @@ def _sweep_command(
 
 def _say(report: Any) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
-    c = Console(stderr=False)
+    c = Console(highlight=False)
     c.print(f"{report.cells} cells: {report.already_done} already done, {report.ran} ran "
             f"({report.ok} ok, {report.failed} failed) on {report.backend} in {report.wall_s:.1f} s")
     if report.skipped_failed:
         c.print(f"{report.skipped_failed} cell(s) failed before and were not rerun (--retry-failed reruns them)")
     for key, err in list(report.errors.items())[:10]:
-        c.print(f"[red]failed[/red] {key}: {err}  (traceback in {report.directory}/failed/{key}.json)")
+        c.print(f"[red]failed[/red] {key}: {escape(err)}  (traceback in {report.directory}/failed/{key}.json)")
+    if len(report.errors) > 10:
+        c.print(f"... and {len(report.errors) - 10} more in {report.directory}/failed/")
     c.print(f"results: {report.results}")
 
 
