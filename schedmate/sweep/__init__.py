@@ -11,9 +11,17 @@ CLI: `schedmate sweep GRID.yaml --out DIR` and `schedmate plot DIR --x load --y 
 """
 
 from schedmate.sweep.cell import CellOutcome, run_cell
-from schedmate.sweep.grid import GridError, SweepCell, SweepGrid, TraceSource, load_grid
+from schedmate.sweep.grid import (
+           GridError,
+           SweepCell,
+           SweepGrid,
+           TraceSource,
+           load_grid,
+           load_grids,
+           sweep_cells,
+)
 from schedmate.sweep.runner import SweepReport, run_sweep
 from schedmate.sweep.store import SweepStore, load_table
 
 __all__ = ["CellOutcome", "GridError", "SweepCell", "SweepGrid", "SweepReport", "SweepStore", "TraceSource",
-           "load_grid", "load_table", "run_cell", "run_sweep"]
+           "load_grid", "load_grids", "load_table", "run_cell", "run_sweep", "sweep_cells"]

@@ -17,6 +17,7 @@ takes them, or mappings with `spec`, `name`, `options`, `min_gpus`, `skip`, `tak
 `cluster`, `monitor_interval_s`), `policies`, `placements`, `annotators`, `annotator_options` (annotator ->
 factory arguments), `networks`, `clusters`, `seeds`, `loads` (arrival-rate factors), `policy_options` (a
 list of option dicts, or policy -> list), `semantic`, `semantic_noise`, `monitor_interval_s`, `limit`.
+Several grids make one sweep and one table as a list under `grids:`, each over the file's other keys.
 Axis options on the command line replace the file's axis.
 
 Cells run on a local Ray instance (`--workers` CPUs, no dashboard), on an existing Ray cluster with
@@ -87,7 +88,7 @@ def _sweep_command(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the cells and what is done; run nothing.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the sweep's report as one JSON object.")] = False,
 ) -> None:
-    from schedmate.sweep.grid import GridError, load_grid
+    from schedmate.sweep.grid import GridError, load_grids
     from schedmate.sweep.runner import plan, run_sweep
     from schedmate.sweep.store import SweepBusy
 
@@ -96,11 +97,11 @@ def _sweep_command(
                 "clusters": cluster, "seeds": seed, "loads": load}
         if option:
             axes["policy_options"] = [_pairs(option, "--option")]
-        grid = load_grid(grid_file, **axes)
+        grids = load_grids(grid_file, **axes)
         if annotator_option:
-            grid = _with_annotator_options(grid, _pairs(annotator_option, "--annotator-option"))
+            grids = [_with_annotator_options(g, _pairs(annotator_option, "--annotator-option")) for g in grids]
         if dry_run:
-            cells, done, failed = plan(grid, out)
+            cells, done, failed = plan(grids, out)
             for c in cells:
                 state = "done" if c.key in done else ("FAILED" if c.key in failed else "to run")
                 p = c.params()
@@ -109,7 +110,7 @@ def _sweep_command(
             typer.echo(f"{len(cells)} cells: {sum(c.key in done for c in cells)} done, "
                        f"{sum(c.key in failed for c in cells)} failed")
             return
-        report = run_sweep(grid, out, workers=workers, backend=backend, address=address,
+        report = run_sweep(grids, out, workers=workers, backend=backend, address=address,
                            retry_failed=retry_failed, llm_workers=llm_workers)
     except (GridError, SweepBusy, ValueError, FileNotFoundError) as e:
         typer.echo(f"error: {e}", err=True)

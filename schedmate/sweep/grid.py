@@ -16,7 +16,7 @@ import hashlib
 import importlib
 import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -260,10 +260,13 @@ class SweepGrid(BaseModel):
         return out
 
 
-def load_grid(path: Path | None = None, **axes: Any) -> SweepGrid:
-    """A `SweepGrid` from a YAML (or JSON) file, its axes replaced by the non-empty `axes` given (as the
-    CLI's options do); errors name the file and the field."""
+def load_grids(path: Path | None = None, **axes: Any) -> list[SweepGrid]:
+    """The grids of a YAML (or JSON) file, their axes replaced by the non-empty `axes` given (as the CLI's
+    options do); errors name the file and the field. A file is one grid (a mapping of axes), or several
+    under `grids:` (a list of mappings), each over the file's other keys as defaults: e.g. baselines
+    with one annotator and the policies that read annotations with two, in one sweep and one table."""
     data: dict[str, Any] = {}
+    source = str(path) if path is not None else "command line"
     if path is not None:
         try:
             data = yaml.safe_load(Path(path).read_text()) or {}
@@ -273,10 +276,34 @@ def load_grid(path: Path | None = None, **axes: Any) -> SweepGrid:
             raise GridError(f"{path}: not valid YAML: {e}") from None
         if not isinstance(data, dict):
             raise GridError(f"{path}: expected a mapping of axes (traces:, policies:, ...), got {type(data).__name__}")
-    data.update({k: v for k, v in axes.items() if v})
-    if not data.get("traces"):
-        raise GridError("no traces: give a grid file with `traces:` or at least one --trace")
-    return grid_from_dict(data, source=str(path) if path is not None else "command line")
+    parts = data.pop("grids", None)
+    if parts is not None and (not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts)):
+        raise GridError(f"{source}: grids: expected a non-empty list of mappings of axes")
+    out = []
+    for i, part in enumerate(parts or [{}]):
+        merged = {**data, **part, **{k: v for k, v in axes.items() if v}}
+        where = f"{source} grids.{i}" if parts else source
+        if not merged.get("traces"):
+            raise GridError(f"{where}: no traces: give `traces:` in the grid file or at least one --trace")
+        out.append(grid_from_dict(merged, source=where))
+    return out
+
+
+def load_grid(path: Path | None = None, **axes: Any) -> SweepGrid:
+    """The one grid of a file (see `load_grids`)."""
+    grids = load_grids(path, **axes)
+    if len(grids) != 1:
+        raise GridError(f"{path}: holds {len(grids)} grids; use load_grids")
+    return grids[0]
+
+
+def sweep_cells(grids: SweepGrid | Sequence[SweepGrid]) -> list[SweepCell]:
+    """The cells of one grid or several, in order, each once (a cell two grids share runs once)."""
+    out: dict[str, SweepCell] = {}
+    for g in [grids] if isinstance(grids, SweepGrid) else grids:
+        for c in g.cells():
+            out.setdefault(c.key, c)
+    return list(out.values())
 
 
 def grid_from_dict(data: dict[str, Any], source: str = "grid") -> SweepGrid:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from schedmate.sweep.backends import make_backend
-from schedmate.sweep.grid import SweepCell, SweepGrid
+from schedmate.sweep.grid import SweepCell, SweepGrid, sweep_cells
 from schedmate.sweep.store import SweepStore, load_table
 
 POLL_S = 0.5
@@ -75,20 +76,23 @@ def _next_cell(pending: deque[SweepCell], llm_busy: int, llm_workers: int) -> Sw
     return None
 
 
-def run_sweep(grid: SweepGrid, directory: str | Path, workers: int = 2, backend: str = "auto",
+def run_sweep(grid: SweepGrid | Sequence[SweepGrid], directory: str | Path, workers: int = 2, backend: str = "auto",
               address: str | None = None, retry_failed: bool = False, llm_workers: int = 1,
               progress: bool | None = None) -> SweepReport:
-    """Run every cell of `grid` not finished in `directory`; returns the report (table in `report.results`).
+    """Run every cell of `grid` (or of several grids, one table) not finished in `directory`; returns the
+    report (table in `report.results`).
     `backend`: auto | ray | pool | serial (see `schedmate.sweep.backends`). `progress`: a rich bar
     (default: when stderr is a terminal). Ctrl-C stops the sweep, keeping what finished."""
-    grid.check()
+    grids = [grid] if isinstance(grid, SweepGrid) else list(grid)
+    for g in grids:
+        g.check()
     if llm_workers < 1:
         raise ValueError(f"llm_workers: must be at least 1, got {llm_workers}")
-    cells = grid.cells()
+    cells = sweep_cells(grids)
     store = SweepStore(Path(directory)).open_for_writing()
     t0 = time.perf_counter()
     try:
-        store.save_grid(grid)
+        store.save_grids(grids)
         done, failed_before = store.finished(), store.failed()
         todo = [c for c in cells if c.key not in done and (retry_failed or c.key not in failed_before)]
         report = SweepReport(directory=store.root, results=store.root / "results.parquet", backend="none",
@@ -106,11 +110,13 @@ def run_sweep(grid: SweepGrid, directory: str | Path, workers: int = 2, backend:
     return report.model_copy(update={"wall_s": time.perf_counter() - t0, "still_failed": still})
 
 
-def plan(grid: SweepGrid, directory: str | Path) -> tuple[list[SweepCell], set[str], dict[str, str]]:
+def plan(grid: SweepGrid | Sequence[SweepGrid], directory: str | Path) -> tuple[list[SweepCell], set[str], dict[str, str]]:
     """(cells, keys finished in `directory`, key -> error of failed ones), without running anything."""
-    grid.check()
+    grids = [grid] if isinstance(grid, SweepGrid) else list(grid)
+    for g in grids:
+        g.check()
     store = SweepStore(Path(directory))
-    return grid.cells(), store.finished(), store.failed()
+    return sweep_cells(grids), store.finished(), store.failed()
 
 
 def _run(todo: list[SweepCell], store: SweepStore, report: SweepReport, workers: int, backend: str,

@@ -1,7 +1,7 @@
 """Where a sweep's results live, written so that a `kill -9` at any moment loses no finished cell.
 
     SWEEP_DIR/
-      grid.json                  the grid last run here (for the record)
+      grid.json                  the grid(s) last run here (for the record)
       parts/<cell key>.parquet   one row per finished cell: the commit record of that cell
       failed/<cell key>.json     a failed cell: its row, error and traceback (until it succeeds)
       tables/<name>/<key>.parquet  side tables from a `collect` hook, per cell
@@ -91,8 +91,8 @@ class SweepStore:
             out[p.stem] = json.loads(p.read_text()).get("error", "")
         return out
 
-    def save_grid(self, grid: SweepGrid) -> None:
-        text = grid.model_dump_json(indent=2).encode()
+    def save_grids(self, grids: list[SweepGrid]) -> None:
+        text = json.dumps([g.model_dump(mode="json") for g in grids], indent=2).encode()
         _atomic_write(self.root / "grid.json", lambda f: f.write(text))
 
     def record(self, outcome: CellOutcome) -> None:

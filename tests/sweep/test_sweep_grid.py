@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from schedmate.sweep import GridError, SweepGrid, load_grid
+from schedmate.sweep import GridError, SweepGrid, load_grid, load_grids, sweep_cells
 from schedmate.sweep.runner import _next_cell
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,3 +97,18 @@ def test_the_committed_main_table_grid_is_the_one_eval_main_run_builds():
     from eval.main.run import grid
 
     assert load_grid(ROOT / "eval" / "main" / "grid.yaml") == grid(600)
+
+
+def test_a_file_of_several_grids_is_one_sweep_whose_shared_cells_run_once(tmp_path):
+    f = tmp_path / "g.yaml"
+    f.write_text("traces: ['synth:distributed:40']\nclusters: ['64']\nseeds: [0, 1]\ngrids:\n"
+                 "  - {policies: [fifo, sjf], annotators: [none]}\n"
+                 "  - {policies: [fifo, delay], annotators: [none, oracle]}\n")
+    grids = load_grids(f, seeds=[5])
+    assert [g.seeds for g in grids] == [[5], [5]]
+    cells = sweep_cells(grids)
+    assert [(c.spec.policy, c.spec.annotator) for c in cells] == [
+        ("fifo", "none"), ("sjf", "none"), ("fifo", "oracle"), ("delay", "none"), ("delay", "oracle")]
+    f.write_text("traces: [default]\ngrids: {policies: [fifo]}\n")
+    with pytest.raises(GridError, match="grids: expected a non-empty list"):
+        load_grids(f)
