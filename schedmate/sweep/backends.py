@@ -82,8 +82,12 @@ class RayBackend:
                     os.environ["PYTHONPATH"] = saved
         elif self._started:
             env = {k: v for k, v in os.environ.items() if k.startswith("SCHEDMATE_")}
-            ray.init(address=address, log_to_driver=False, configure_logging=False,
-                     runtime_env={"env_vars": env} if env else None)
+            try:
+                ray.init(address=address, log_to_driver=False, configure_logging=False,
+                         runtime_env={"env_vars": env} if env else None)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ValueError(f"--address {address}: cannot connect to the Ray cluster: {first}") from None
         cpus = int(ray.cluster_resources().get("CPU", 0))
         where = "a local Ray instance" if address is None else f"the Ray cluster at {address}"
         self.description = f"Ray: {where} ({cpus} CPUs), {workers} cells at a time"

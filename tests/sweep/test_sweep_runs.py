@@ -199,3 +199,14 @@ def test_the_main_table_runs_its_cells_through_the_sweep(tmp_path):
     assert list(table.avg_jct_h) == pytest.approx(list(sweep.avg_jct_s / 3600))
     assert (table[table.annotator == "oracle"].vs_oracle == 1.0).all()
     assert (tmp_path / "main_helios.png").exists() and "| helios | fifo | none |" in (tmp_path / "results.md").read_text()
+
+
+def test_a_pool_worker_that_dies_fails_its_cell_and_the_sweep_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.syspath_prepend(str(HERE))
+    grid = SweepGrid(**{**SMALL, "seeds": [0, 1, 2]}, collect="sweep_gates:die_at_seed_one")
+    report = run_sweep(grid, tmp_path, workers=1, backend="pool", progress=False)
+    assert (report.ok, report.failed) == (4, 2)
+    df = report.table()
+    assert set(df[df.status == "failed"].seed) == {1}
+    assert all(e.startswith("worker died") for e in report.errors.values())
