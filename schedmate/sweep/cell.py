@@ -123,11 +123,10 @@ def _replay_cell(cell: SweepCell) -> tuple[dict[str, Any], dict[str, list[dict[s
 
     s = cell.spec
     jobs = cell_jobs(cell)
-    options = policy_options(s.policy, option_pairs(s.policy_options))
     if cell.scheduler_factory:
         sched = resolve(cell.scheduler_factory, "scheduler_factory")(cell)
     else:
-        sched = build_scheduler(s.policy, s.placement, **options)
+        sched = build_scheduler(s.policy, s.placement, **policy_options(s.policy, option_pairs(s.policy_options)))
     annotator: Any = ANNOTATORS.create(s.annotator, **cell.annotator_options) if cell.annotator_options else s.annotator
     result = replay(jobs, policy=s.policy, placement=s.placement, annotator=annotator, cluster=s.cluster,
                     network=s.network, seed=s.seed, limit=s.limit, workloads=s.workloads, scheduler=sched,

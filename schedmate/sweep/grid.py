@@ -98,7 +98,8 @@ class SweepCell(BaseModel):
     annotator_options: dict[str, Scalar] = Field(default_factory=dict)
     scheduler_factory: str | None = None
     """`package.module:function` called with the cell, returning the `Scheduler` to replay (default:
-    `build_scheduler(policy, placement, **options)`)."""
+    `build_scheduler(policy, placement, **options)`). The factory then owns the policy names and their
+    options (e.g. a `consolidate-fifo` that is no registered scheduler): `check()` asks it once for each."""
     collect: str | None = None
     """`package.module:function` called in the worker with (cell, `ReplayResult`), returning a dict:
     scalar values become columns of the cell's row, lists of dicts become rows of a side table of
@@ -197,14 +198,15 @@ class SweepGrid(BaseModel):
         def bad(axis: str, value: object, known: Any) -> GridError:
             return GridError(f"{axis}: unknown value {value!r} (known: {', '.join(sorted(known))})")
 
-        for p in self.policies:
-            if p not in SCHEDULERS:
-                raise bad("policies", p, SCHEDULERS)
-            for opts in self.options_for(p):
-                try:
-                    policy_options(p, option_pairs(opts))
-                except ValueError as e:
-                    raise GridError(f"policy_options for {p}: {e}") from None
+        if self.scheduler_factory is None:
+            for p in self.policies:
+                if p not in SCHEDULERS:
+                    raise bad("policies", p, SCHEDULERS)
+                for opts in self.options_for(p):
+                    try:
+                        policy_options(p, option_pairs(opts))
+                    except ValueError as e:
+                        raise GridError(f"policy_options for {p}: {e}") from None
         if isinstance(self.policy_options, dict):
             for p in self.policy_options:
                 if p not in self.policies:
@@ -227,6 +229,17 @@ class SweepGrid(BaseModel):
                     resolve(ref, what)
                 except (ValueError, TypeError) as e:
                     raise GridError(str(e)) from None
+        if self.scheduler_factory is not None:  # the factory names its policies: ask it once for each
+            factory = resolve(self.scheduler_factory, "scheduler_factory")
+            seen: set[tuple[str, str]] = set()
+            for cell in self.cells():
+                which = (cell.spec.policy, json.dumps(cell.spec.policy_options, sort_keys=True))
+                if which not in seen:
+                    seen.add(which)
+                    try:
+                        factory(cell)
+                    except (ValueError, TypeError, KeyError) as e:
+                        raise GridError(f"scheduler_factory for policy {cell.spec.policy!r}: {e}") from None
         for c in {*self.clusters, *(t.cluster for t in self.traces if t.cluster)}:
             try:
                 parse_cluster(c, NetworkSpec.parse("ideal"))

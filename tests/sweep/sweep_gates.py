@@ -33,3 +33,14 @@ def die_at_seed_one(cell, result) -> dict:
     if cell.spec.seed == 1:
         os._exit(3)
     return {}
+
+
+def consolidating_scheduler(cell):
+    """A scheduler the registry does not name: `consolidate-fifo` (strict FIFO, packed in a rack)."""
+    from schedmate.policies import build_scheduler
+
+    if cell.spec.policy != "consolidate-fifo":
+        raise ValueError(f"unknown policy {cell.spec.policy!r}")
+    sched = build_scheduler("fifo", "consolidate-rack")
+    sched.backfill = False
+    return sched

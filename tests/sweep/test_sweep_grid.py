@@ -112,3 +112,12 @@ def test_a_file_of_several_grids_is_one_sweep_whose_shared_cells_run_once(tmp_pa
     f.write_text("traces: [default]\ngrids: {policies: [fifo]}\n")
     with pytest.raises(GridError, match="grids: expected a non-empty list"):
         load_grids(f)
+
+
+def test_a_scheduler_factory_names_its_own_policies_and_is_asked_before_anything_runs(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+    ok = SweepGrid(traces=["default"], policies=["consolidate-fifo"], scheduler_factory="sweep_gates:consolidating_scheduler")
+    ok.check()
+    bad = ok.model_copy(update={"policies": ["consolidate-fifo", "lottery"]})
+    with pytest.raises(GridError, match="scheduler_factory for policy 'lottery': unknown policy 'lottery'"):
+        bad.check()

@@ -210,3 +210,17 @@ def test_a_pool_worker_that_dies_fails_its_cell_and_the_sweep_goes_on(tmp_path, 
     df = report.table()
     assert set(df[df.status == "failed"].seed) == {1}
     assert all(e.startswith("worker died") for e in report.errors.values())
+
+
+def test_a_cell_replays_the_scheduler_its_factory_builds(tmp_path, monkeypatch):
+    from schedmate.policies import build_scheduler
+
+    monkeypatch.syspath_prepend(str(HERE))
+    grid = SweepGrid(**{**SMALL, "seeds": [0], "policies": ["consolidate-fifo"]},
+                     scheduler_factory="sweep_gates:consolidating_scheduler")
+    row = run_sweep(grid, tmp_path, backend="serial", progress=False).table().iloc[0]
+    strict = build_scheduler("fifo", "consolidate-rack")
+    strict.backfill = False
+    direct = replay(row.trace_spec, scheduler=strict, cluster=row.cluster, seed=0).summary
+    assert (row.policy, row.run_policy) == ("consolidate-fifo", direct.policy)
+    assert (row.avg_jct_s, row.makespan_s) == (direct.avg_jct_s, direct.makespan_s)
