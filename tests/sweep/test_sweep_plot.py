@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -23,23 +20,18 @@ def sweep(tmp_path_factory):
     return out
 
 
-def schedmate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "schedmate.cli", *args], capture_output=True, text=True,
-                          timeout=300, check=False)
-
-
 def cli(*args: str):
-    """The same command in this process (typer's runner): for the quick refusals."""
+    """`schedmate ...` in this process (typer's runner)."""
     return CliRunner().invoke(app, list(args))
 
 
 def test_plot_writes_the_figure_named_on_the_command_line(sweep):
     out = sweep / "figs" / "jct.pdf"
-    p = schedmate("plot", str(sweep), "--x", "load", "--y", "avg_jct_s", "--hue", "policy", "--out", str(out))
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == str(out) and out.read_bytes()[:5] == b"%PDF-"
-    p = schedmate("plot", str(sweep / "results.parquet"), "--x", "policy", "--y", "p99_jct_s", "--where", "load=2.0")
-    assert p.returncode == 0, p.stderr
+    r = cli("plot", str(sweep), "--x", "load", "--y", "avg_jct_s", "--hue", "policy", "--out", str(out))
+    assert r.exit_code == 0, r.stderr
+    assert r.stdout.strip() == str(out) and out.read_bytes()[:5] == b"%PDF-"
+    r = cli("plot", str(sweep / "results.parquet"), "--x", "policy", "--y", "p99_jct_s", "--where", "load=2.0")
+    assert r.exit_code == 0, r.stderr
     assert (sweep / "p99_jct_s_vs_policy.png").read_bytes()[:4] == b"\x89PNG"
 
 

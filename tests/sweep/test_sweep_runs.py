@@ -153,16 +153,16 @@ def test_a_second_sweep_in_the_same_directory_is_refused_while_the_first_runs(tm
 def test_sweep_on_the_command_line_writes_one_row_per_cell_and_lists_them_in_a_dry_run(tmp_path):
     args = ["sweep", "--trace", "synth:helios:60:1", "--policy", "fifo", "--policy", "sjf", "--load", "0.5",
             "--load", "2", "--cluster", "32", "--out", str(tmp_path)]
-    dry = schedmate(*args, "--dry-run")
-    assert dry.returncode == 0 and "4 cells: 0 done, 0 failed" in dry.stdout
-    p = schedmate(*args, "--backend", "serial", "--json")
-    assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["ok"] == 4
+    dry = CliRunner().invoke(app, [*args, "--dry-run"])
+    assert dry.exit_code == 0 and "4 cells: 0 done, 0 failed" in dry.stdout
+    r = CliRunner().invoke(app, [*args, "--backend", "serial", "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["ok"] == 4
     df = pd.read_parquet(tmp_path / "results.parquet")
     assert sorted(df.load) == [0.5, 0.5, 2.0, 2.0]
     fifo = df[df.policy == "fifo"].set_index("load")
     assert fifo.makespan_s[2.0] < fifo.makespan_s[0.5]  # twice the arrival rate: the same jobs end sooner
-    assert "4 cells: 4 done" in schedmate(*args, "--dry-run").stdout
+    assert "4 cells: 4 done" in CliRunner().invoke(app, [*args, "--dry-run"]).stdout
 
 
 def test_sweep_without_ray_runs_in_a_process_pool_and_says_so(tmp_path):
