@@ -84,9 +84,10 @@ def plot_sweep(df: pd.DataFrame, x: str, y: str, hue: str | None = None, where: 
         if kind == "line":
             ok = stats["center"].notna().to_numpy()
             xv = np.asarray(xs, dtype=float)[ok]
-            ax.plot(xv, stats["center"].to_numpy()[ok], marker="o", label=label, **style)
+            (line,) = ax.plot(xv, stats["center"].to_numpy()[ok], marker="o", label=label, **style)
             if (stats["max"] > stats["min"]).any():
-                ax.fill_between(xv, stats["min"].to_numpy()[ok], stats["max"].to_numpy()[ok], alpha=0.15)
+                ax.fill_between(xv, stats["min"].to_numpy()[ok], stats["max"].to_numpy()[ok], alpha=0.15,
+                                color=line.get_color())
         else:
             pos = np.arange(len(xs)) + (i - (len(groups) - 1) / 2) * width
             spread = np.vstack([stats["center"] - stats["min"], stats["max"] - stats["center"]]).clip(min=0)
