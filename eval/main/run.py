@@ -53,6 +53,12 @@ def traces(n: int) -> list[TraceSource]:
     ]
 
 
+def available_traces(n: int, names: list[str] | None = None) -> list[TraceSource]:
+    """`traces(n)` (those named in `names`, default all), less alibaba2023 when its pod list is absent."""
+    return [t for t in traces(n) if (names is None or t.name in names)
+            and (t.name != "alibaba2023" or (shared_traces_dir() / ALIBABA_PODS).exists())]
+
+
 def grid(n: int = 600, no_llm: bool = False, policies: list[str] | None = None,
          annotators: list[str] | None = None, names: list[str] | None = None,
          semantic_noise: float = 0.0) -> SweepGrid:
@@ -117,8 +123,7 @@ def main() -> None:
     ap.add_argument("--retry-failed", action="store_true")
     ap.add_argument("--write-grid", type=Path, default=None, help="write the grid as YAML to this file and exit")
     a = ap.parse_args()
-    names = [t for t in (a.traces or ["philly", "alibaba2023", "helios"])
-             if t != "alibaba2023" or (shared_traces_dir() / ALIBABA_PODS).exists() or a.write_grid]
+    names = a.traces if a.write_grid else [t.label for t in available_traces(a.jobs, a.traces)]
     g = grid(a.jobs, a.no_llm, a.policies, a.annotators, names, a.semantic_noise)
     if a.write_grid:
         a.write_grid.write_text(

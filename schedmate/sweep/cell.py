@@ -68,13 +68,12 @@ def _loaded(source_json: str, seed: int) -> tuple[Job, ...]:
     return tuple(jobs[src.skip:end])
 
 
-def cell_jobs(cell: SweepCell) -> list[Job]:
-    """The jobs a cell replays: its trace cut, paced by `compress` x `load`, made static if asked."""
-    src = cell.trace
-    jobs = list(_loaded(src.model_dump_json(), cell.spec.seed))
+def paced_jobs(src: TraceSource, seed: int = 0, load: float = 1.0) -> list[Job]:
+    """A trace source's jobs: cut, paced by `compress` x `load`, made static if asked (see `TraceSource`)."""
+    jobs = list(_loaded(src.model_dump_json(), seed))
     if not jobs:
         raise ValueError(f"trace {src.label!r}: no jobs left after min_gpus/skip/take")
-    factor = src.compress * cell.load
+    factor = src.compress * load
     if src.static:
         jobs = [j.model_copy(update={"submit_time": 0.0}) for j in jobs]
     elif factor != 1.0:
@@ -83,9 +82,19 @@ def cell_jobs(cell: SweepCell) -> list[Job]:
     return jobs
 
 
+def auto_monitor_interval(jobs: list[Job]) -> float:
+    """`monitor_interval_s: auto`: a twentieth of the median job duration, at least 300 s."""
+    return max(300.0, statistics.median_high(j.duration_s for j in jobs) / 20)
+
+
+def cell_jobs(cell: SweepCell) -> list[Job]:
+    """The jobs a cell replays."""
+    return paced_jobs(cell.trace, cell.spec.seed, cell.load)
+
+
 def monitor_interval(cell: SweepCell, jobs: list[Job]) -> float | None:
     if cell.trace.monitor_interval_s == "auto":
-        return max(300.0, statistics.median_high(j.duration_s for j in jobs) / 20)
+        return auto_monitor_interval(jobs)
     return cell.spec.monitor_interval_s
 
 
