@@ -67,6 +67,17 @@ def _progress(enabled: bool) -> Any:
                     TextColumn("ETA"), TimeRemainingColumn(), disable=not enabled, transient=False)
 
 
+def llm_server_known() -> bool:
+    """Whether a `schedmate` annotator left to decide (`use_llm` unset) would call an LLM: a server named in
+    the environment or one that `schedmate llm serve` runs (the annotator's own rule). When none is,
+    such cells make no LLM call and need no LLM slot."""
+    import os
+
+    from schedmate.llm import serving
+
+    return bool(os.environ.get("SCHEDMATE_LLM_BASE_URL")) or serving.running_server() is not None
+
+
 def _next_cell(pending: deque[SweepCell], llm_busy: int, llm_workers: int) -> SweepCell | None:
     """The first pending cell that may start now (an LLM cell only while an LLM slot is free)."""
     for i, cell in enumerate(pending):
@@ -125,6 +136,8 @@ def _run(todo: list[SweepCell], store: SweepStore, report: SweepReport, workers:
     runner = make_backend(backend, workers, address)
     report = report.model_copy(update={"backend": runner.description})
     pending = deque(todo)
+    if any(c.uses_llm and "use_llm" not in c.annotator_options for c in todo) and not llm_server_known():
+        llm_workers = workers  # no server to share: those cells read code and logs without the LLM
     inflight: dict[Any, SweepCell] = {}
     ok = failed = 0
     errors: dict[str, str] = {}

@@ -136,13 +136,16 @@ class SweepStore:
 
 def load_table(path: Path) -> pd.DataFrame:
     """A sweep's table from `results.parquet`, any Parquet file, or a sweep directory (its consolidated
-    table, else the rows stored so far, for a sweep still running or interrupted)."""
+    table, or the rows stored so far when cells finished after it: a sweep running or interrupted)."""
     path = Path(path)
     if path.is_dir():
-        if (path / RESULTS).exists():
-            return pd.read_parquet(path / RESULTS)
-        if (path / "parts").is_dir():
-            return SweepStore(path).rows()
+        store, results = SweepStore(path), path / RESULTS
+        newest = max((p.stat().st_mtime for p in store.parts.glob("*.parquet")), default=None) \
+            if store.parts.is_dir() else None
+        if results.exists() and (newest is None or newest <= results.stat().st_mtime):
+            return pd.read_parquet(results)
+        if newest is not None:  # a sweep running or interrupted since its last consolidation
+            return store.rows()
         raise FileNotFoundError(f"{path}: neither {RESULTS} nor parts/ (not a sweep directory)")
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")

@@ -121,3 +121,13 @@ def test_a_scheduler_factory_names_its_own_policies_and_is_asked_before_anything
     bad = ok.model_copy(update={"policies": ["consolidate-fifo", "lottery"]})
     with pytest.raises(GridError, match="scheduler_factory for policy 'lottery': unknown policy 'lottery'"):
         bad.check()
+
+
+def test_llm_slots_matter_only_when_an_llm_server_is_named_or_served(tmp_path, monkeypatch):
+    from schedmate.sweep.runner import llm_server_known
+
+    monkeypatch.setenv("SCHEDMATE_HOME", str(tmp_path))  # nothing served from here
+    monkeypatch.delenv("SCHEDMATE_LLM_BASE_URL", raising=False)
+    assert not llm_server_known()
+    monkeypatch.setenv("SCHEDMATE_LLM_BASE_URL", "http://127.0.0.1:8102/v1")
+    assert llm_server_known()

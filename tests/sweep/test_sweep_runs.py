@@ -224,3 +224,15 @@ def test_a_cell_replays_the_scheduler_its_factory_builds(tmp_path, monkeypatch):
     direct = replay(row.trace_spec, scheduler=strict, cluster=row.cluster, seed=0).summary
     assert (row.policy, row.run_policy) == ("consolidate-fifo", direct.policy)
     assert (row.avg_jct_s, row.makespan_s) == (direct.avg_jct_s, direct.makespan_s)
+
+
+def test_the_table_of_a_sweep_still_running_holds_the_cells_finished_since_its_last_consolidation(tmp_path):
+    from schedmate.sweep import run_cell
+
+    run_sweep(SweepGrid(**{**SMALL, "policies": ["fifo"]}), tmp_path, backend="serial", progress=False)
+    assert len(load_table(tmp_path)) == 2
+    later = SweepGrid(**{**SMALL, "policies": ["sjf"], "seeds": [0]}).cells()[0]
+    SweepStore(tmp_path).record(run_cell(later))  # as a running sweep stores a finished cell
+    df = load_table(tmp_path)
+    assert len(df) == 3 and later.key in set(df.cell)
+    assert len(pd.read_parquet(tmp_path / "results.parquet")) == 2
