@@ -136,7 +136,8 @@ def _run(todo: list[SweepCell], store: SweepStore, report: SweepReport, workers:
     runner = make_backend(backend, workers, address)
     report = report.model_copy(update={"backend": runner.description})
     pending = deque(todo)
-    if any(c.uses_llm and "use_llm" not in c.annotator_options for c in todo) and not llm_server_known():
+    llm_cells = [c for c in todo if c.uses_llm]
+    if llm_cells and all("use_llm" not in c.annotator_options for c in llm_cells) and not llm_server_known():
         llm_workers = workers  # no server to share: those cells read code and logs without the LLM
     inflight: dict[Any, SweepCell] = {}
     ok = failed = 0
