@@ -8,6 +8,14 @@ as cells finish, so an interrupted sweep resumes where it stopped.
     df = report.table()                                     # one row per cell
 
 CLI: `schedmate sweep GRID.yaml --out DIR` and `schedmate plot DIR --x load --y avg_jct_s --hue policy`.
+
+An experiment moves onto the sweep by saying what it replays as grids: each workload a `TraceSource`
+(a spec with the seed left to the cell, generator options such as `target_load`, a pinned cluster, a
+window, `compress`, `static`); policies that read no annotation and those that do as two grids of one
+sweep (`run_sweep([baselines, readers], dir)`); schedulers the registry does not name through
+`scheduler_factory`; and what it measures beyond the replay summary through `collect` (scalars become
+columns, lists of rows become side tables such as `by_size.parquet`). The report is then built from
+`report.table()`, as `eval/main/run.py` does.
 """
 
 from schedmate.sweep.cell import CellOutcome, run_cell
