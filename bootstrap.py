@@ -51,7 +51,7 @@ def setup() -> None:
     sh(PY, "-m", "pip", "install", "-q", "-U", "pip")
     # torch first, pinned: the local CPU wheel. A bare torch requirement would pull a multi-GB CUDA build.
     sh(PY, "-m", "pip", "install", "-q", "torch==2.13.0")
-    sh(PY, "-m", "pip", "install", "-q", "-e", ".[rag,dev,serve,agent]")
+    sh(PY, "-m", "pip", "install", "-q", "-e", ".[rag,dev,serve,agent,sweep]")
     STAMP.write_text(fingerprint)
 
 

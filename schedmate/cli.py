@@ -31,6 +31,7 @@ _REGISTRARS = (
     "schedmate.evaluation",
     "schedmate.demo",
     "schedmate.service.cli",
+    "schedmate.sweep.cli",
     "adapters.cli",
     "adapters.slurm_live.cli",
 )
