@@ -113,3 +113,10 @@ def test_an_ultralytics_job_splits_its_total_batch_over_the_gpus_and_accumulates
     f = analyze_code(tmp_path, "yolo train model=yolo11s.pt batch=64 device=0,1,2,3 epochs=300", use_llm=False).facts
     assert f["num_gpus"].value == 4 and f["micro_batch_size"].value == 16 and f["global_batch_size"].value == 64
     assert f["epochs"].value == 300 and f["params"].value == 9.4e6
+
+
+def test_a_schedulers_milestones_are_not_the_run_length(tmp_path):
+    wd = detectron2_job(tmp_path, BASE, '_BASE_: "Base-RCNN-FPN.yaml"\nSOLVER:\n  STEPS: (210000, 250000)\n'
+                                        '  MAX_ITER: 270000\n')
+    f = analyze_code(wd, "python tools/train_net.py --config-file configs/run.yaml --num-gpus 8", use_llm=False).facts
+    assert f["train_steps"].value == 270000

@@ -219,3 +219,10 @@ def test_text_pipelines_run_only_the_utilities_they_model():
     assert run_pipeline("grep -q z a.txt", text.get) == ("", False)
     assert run_pipeline("grep x a.txt | sh", text.get) is None  # anything else: unknown, never run
     assert run_pipeline("grep x /etc/missing", text.get) is None
+
+
+def test_an_option_after_the_script_belongs_to_the_script_not_the_interpreter(tmp_path):
+    L = parse_launch("python train.py -c config.json -m 3", Workdir(write(tmp_path, {"train.py": ""})))
+    assert L.script == "train.py" and L.args == ["-c", "config.json", "-m", "3"]
+    with pytest.raises(LaunchError):
+        parse_launch("python -c 'print(1)'", Workdir(tmp_path))

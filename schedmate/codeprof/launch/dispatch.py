@@ -43,9 +43,11 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
             return t, True
         if PYTHONS.match(name):
             rest = argv[k + 1:]
-            if "-c" in rest[:3]:
+            # the interpreter's own options come before the script: `python train.py -c cfg` is a script
+            opts = rest[:next((j for j, t in enumerate(rest) if not t.startswith("-")), len(rest))]
+            if "-c" in opts:
                 return "-c", False
-            if "-m" in rest:
+            if "-m" in opts:
                 mod = rest[rest.index("-m") + 1] if rest.index("-m") + 1 < len(rest) else ""
                 if mod.startswith("torch.distributed") or mod.startswith(("accelerate", "deepspeed")):
                     continue

@@ -49,15 +49,26 @@ class BatchMixin:
         self, names: tuple[str, ...], min_layer: int = LIBRARY_DEFAULT
     ) -> tuple[Any, list[str]] | None:
         for n in names:
-            pv = self.r.params.get_path(n) if "." in n else self.r.params.get(n)
+            pv = self._dotted(n) if "." in n else self.r.params.get(n)
             if (
                 pv is not None
                 and pv.layer >= min_layer
                 and pv.value is not None
-                and not isinstance(pv.value, (dict, list))
+                and not isinstance(pv.value, (dict, list, tuple, set))
             ):
                 return pv.value, pv.where
         return None
+
+    def _dotted(self, name: str) -> Any:
+        """A dotted name (`train_dataloader.batch_size`) as the full key or the tail of one, never its bare
+        leaf (`training.steps` must not find a scheduler's `solver.steps`)."""
+        P = self.r.params
+        exact = P.get_path(name)
+        if exact is not None and (exact.key == name or exact.key.endswith("." + name)):
+            return exact
+        tail = "." + name
+        hits = [pv for k, pv in P.items() if k.endswith(tail)]
+        return hits[0] if len({repr(h.value) for h in hits}) == 1 else None
 
     def _fuzzy(self, kind: str) -> tuple[Any, list[str]] | None:
         """The one value the job's own settings give under a name of this kind when no listed name was
