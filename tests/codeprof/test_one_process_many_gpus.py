@@ -33,3 +33,14 @@ def test_without_visible_devices_the_gpu_count_and_per_gpu_batch_stay_open(tmp_p
     assert p.facts.get("num_gpus") is None and p.facts.get("micro_batch_size") is None
     assert p.facts["global_batch_size"].value == 64
     assert any("DataParallel" in w for w in p.warnings)
+
+
+def test_an_entry_that_relaunches_python_once_per_visible_gpu_leaves_the_count_to_submission(tmp_path):
+    (tmp_path / "distributed.py").write_text(
+        "import subprocess, sys\nimport torch\n\nif __name__ == '__main__':\n"
+        "    num_gpus = torch.cuda.device_count()\n    for i in range(num_gpus):\n"
+        "        subprocess.Popen([str(sys.executable), 'train.py', '--rank', str(i)])\n")
+    p = analyze_code(tmp_path, "python distributed.py -c config.json", use_llm=False)
+    assert p.facts.get("num_gpus") is None and any("per visible GPU" in w for w in p.warnings)
+    p = analyze_code(tmp_path, "CUDA_VISIBLE_DEVICES=0,1,2 python distributed.py", use_llm=False)
+    assert p.facts["num_gpus"].value == 3

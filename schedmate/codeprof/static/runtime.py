@@ -273,6 +273,12 @@ class RuntimeMixin:
                         if got is not None:
                             ppn, nodes, nprocs = got[0], got[1] or nodes, None
                             uses_gpu = True if uses_gpu is None else uses_gpu  # one process per GPU
+            relaunch = self._python_relaunch()
+            if relaunch is not None:  # the entry starts the training script itself, once per visible GPU
+                ppn, nprocs, uses_gpu = self._visible_devices(), None, True
+                if ppn is None:
+                    r.notes.append(f"num_gpus: {relaunch} starts one training process per visible GPU; "
+                                   "the count is set at submission")
             got = self._local_launcher()  # the job's own `launch(main, num_gpus, num_machines)` helper
             if got is not None:
                 ppn, nodes, nprocs = got[0], got[1] or nodes, None
@@ -386,6 +392,17 @@ class RuntimeMixin:
             return None
         ok, v, ev = self._resolver.eval(arg)
         return Setting(v, [*where, *ev]) if ok and isinstance(v, int) and v > 0 else None
+
+    def _python_relaunch(self) -> str | None:
+        """file:line where the entry script starts Python copies of the training (`subprocess.Popen(
+        [sys.executable] + args)`) over `torch.cuda.device_count()` GPUs: a launcher written in Python."""
+        entry = self.r.entry or ""
+        counts = any("device_count()" in a["expr"] for a in self.r.py.get(entry, {}).get("assigns", []))
+        for rel, c in self.calls:
+            if rel == entry and c["func"].rsplit(".", 1)[-1] in {"Popen", "call", "check_call", "run"} \
+                    and c["func"].startswith("subprocess") and "sys.executable" in " ".join(c["args"]) and counts:
+                return f"{rel}:{c['line']}"
+        return None
 
     def _visible_devices(self) -> Setting | None:
         """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it."""
