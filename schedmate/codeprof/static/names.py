@@ -78,6 +78,7 @@ EPOCHS = (
     "n_epoch",
     "max_epoch",
     "nepochs",
+    "end_epoch",
 )
 STEPS = (
     "max_steps",

@@ -29,6 +29,33 @@ MAX_PYTHON_FILES = 16
 """Python files the static pass reads for one job (the entry, its local imports, re-exporting packages)"""
 # a yacs config key given on the command line as `KEY VALUE` (detectron2/SlowFast/pycls `opts`, `--opts`)
 YACS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)+")
+_YACS_ANY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)*")
+
+
+def _yacs_tail(args: list[str]) -> int:
+    """Where the trailing yacs `KEY VALUE` pairs start (`... GPUS '(0,1)' TRAIN.BATCH_SIZE_PER_GPU 64`): the
+    longest run of pairs at the end whose keys are upper-case config names, one of them dotted or right
+    after `--opts`; len(args) when there is none."""
+    start = len(args)
+    k = len(args) - 2
+    while k >= 0 and _YACS_ANY.fullmatch(args[k]) and not args[k + 1].startswith("--"):
+        start = k
+        k -= 2
+    tail = args[start::2]
+    if start < len(args) and (any("." in key for key in tail) or (start > 0 and args[start - 1] in {"--opts", "opts"})):
+        return start
+    return len(args)
+
+
+def _yacs_value(text: str) -> Any:
+    """A yacs override's value as yacs reads it (`literal_eval`, else the string): `'(0,1)'` is a tuple."""
+    import ast
+
+    try:
+        v = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return parse_scalar(text)
+    return v if isinstance(v, (int, float, bool, tuple, list, str)) else parse_scalar(text)
 
 
 class ReadingMixin:
@@ -245,9 +272,14 @@ class ReadingMixin:
         where = L.args_where
         args = L.args
         positional: list[str] = []
+        yacs_from = _yacs_tail(args)
         i = 0
         while i < len(args):
             t = args[i]
+            if i >= yacs_from and i + 1 < len(args):  # the yacs `opts` pairs at the end: KEY VALUE ...
+                P.set(t, _yacs_value(args[i + 1]), where, COMMAND_LINE)
+                i += 2
+                continue
             if t.startswith("-") and len(t) > 1 and not re.fullmatch(r"-\d+(\.\d*)?", t):
                 name, eq, val = t.partition("=")
                 dest, action = flags.get(name, (norm(name), None))
@@ -279,7 +311,7 @@ class ReadingMixin:
                     P.set(dest, True, where, COMMAND_LINE)
                     i += 1
             elif YACS_KEY.fullmatch(t) and i + 1 < len(args):  # yacs `opts`: SOLVER.IMS_PER_BATCH 16
-                P.set(t, parse_scalar(args[i + 1]), where, COMMAND_LINE)
+                P.set(t, _yacs_value(args[i + 1]), where, COMMAND_LINE)
                 i += 2
             elif re.match(r"^\+{0,2}[A-Za-z_][\w./-]*=", t):  # Hydra / key=value / group=choice override
                 k, _, v = t.lstrip("+").partition("=")

@@ -296,6 +296,15 @@ class RuntimeMixin:
                 nprocs = None
                 break
             for rel, c in self._find_calls("DataParallel"):
+                ids = c["kwargs"].get("device_ids")
+                if not c["func"].endswith("DistributedDataParallel") and ids is not None:
+                    ok, v, ev = self._resolver.eval(ids)  # DataParallel(model, device_ids=cfg.GPUS)
+                    if ok and isinstance(v, str) and re.fullmatch(r"[\[(]?[\d\s,]+[\])]?", v):
+                        v = [x for x in v.strip("()[]").split(",") if x.strip()]  # yacs YAML "(0,1,2,3)"
+                    if ok and isinstance(v, (list, tuple)) and v:
+                        ppn, nprocs = Setting(len(v), [f"{rel}:{c['line']}", *ev]), None
+                        self._one_process_many_gpus = f"{rel}:{c['line']}"
+                        break
                 if not c["func"].endswith("DistributedDataParallel") and "device_ids" not in c["kwargs"]:
                     # one process drives every visible GPU: the count is what the job makes visible, else
                     # it is decided at submission
