@@ -91,7 +91,7 @@ def params_from_dims(
         ev += vocab[1]
     if experts:
         ev += experts[1]
-    emb = V * hidden * (2 if family in {"llama", "mistral"} else 1)
+    emb = V * hidden * (2 if family in {"llama", "mistral"} or dims.get("untied") else 1)
     pos = dims.get("positions")
     if pos and isinstance(pos[0], int) and family in {"gpt", "bert"}:
         emb += pos[0] * hidden

@@ -132,6 +132,20 @@ def lookup_model(name: str | None) -> tuple[str, str, float] | None:
     return None
 
 
+def lookup_in_path(path: str | None) -> tuple[str, str, float] | None:
+    """A known model named by a directory of a local path (`/path/to/llama-7B/hf` -> llama-7b): the last
+    component that is a known model, or that states its size beside a family keyword (a bare `7b` directory
+    is no evidence)."""
+    if not path or "/" not in str(path):
+        return None
+    for part in reversed([p for p in str(path).strip("/").split("/") if p]):
+        hit = lookup_model(part)
+        if hit and (any(re.search(pat, normalise_name(part)) for pat, *_ in KNOWN_MODELS)
+                    or family_keyword(normalise_name(part))):
+            return hit
+    return None
+
+
 def family_of(name: str | None) -> str | None:
     if not name:
         return None

@@ -65,3 +65,24 @@ def test_a_yolo_style_detector_is_sized_by_its_depth_and_width_multipliers(tmp_p
     (tmp_path / "configs" / "yolov5_s_coco.py").write_text("deepen_factor = 0.5\nwiden_factor = 0.5\n")
     f = analyze_code(tmp_path, "python train.py configs/yolov5_s_coco.py", use_llm=False).facts
     assert f.get("params") is None  # a pair no published scale has: no guess
+
+
+def test_a_local_model_directory_named_after_a_known_model_names_it():
+    assert known.lookup_in_path("/path/to/llama-7B/hf")[0] == "llama-7b"
+    assert known.lookup_in_path("/data/ckpt/7b/final") is None  # a bare size is no evidence
+
+
+def test_an_evaluation_or_reference_model_is_not_the_model_trained(tmp_path):
+    from schedmate.codeprof.analyzer import analyze_code
+
+    (tmp_path / "cfg.yaml").write_text("model:\n  hidden_size: 768\n  n_blocks: 12\n  tie_word_embeddings: false\n"
+                                       "data:\n  tokenizer_name_or_path: gpt2\n"
+                                       "eval:\n  gen_ppl_eval_model_name_or_path: gpt2-large\n")
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport yaml\nimport transformers\np = argparse.ArgumentParser()\np.add_argument('--config')\n"
+        "a = p.parse_args()\ncfg = load(a.config)\n"
+        "eval_model = transformers.AutoModelForCausalLM.from_pretrained(cfg.eval.gen_ppl_eval_model_name_or_path)\n")
+    f = analyze_code(tmp_path, "python train.py --config cfg.yaml", use_llm=False).facts
+    assert f.get("model_name") is None
+    # 12 x 12 d^2 for the blocks, plus untied input and output embeddings over GPT-2's vocabulary
+    assert f["params"].value == 12 * 12 * 768 ** 2 + 2 * 50257 * 768

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from schedmate.codeprof import known
+from schedmate.codeprof.derive import DEFAULT_VOCAB
 from schedmate.codeprof.launch import parse_launch
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
@@ -105,6 +107,15 @@ class StaticPass(ReadingMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMix
             got = self._first(names, min_layer=CODE_DEFAULT)
             if got is not None and isinstance(got[0], int) and not isinstance(got[0], bool) and got[0] > 0:
                 r.dims[key] = (got[0], list(got[1]))
+        if "vocab" not in r.dims and "hidden" in r.dims:  # the vocabulary is the tokenizer's
+            tok = self._first(("tokenizer_name_or_path", "tokenizer_name", "tokenizer_path", "tokenizer"),
+                              min_layer=CODE_DEFAULT)
+            vocab = DEFAULT_VOCAB.get(known.family_of(tok[0]) or "") if tok and isinstance(tok[0], str) else None
+            if vocab:
+                r.dims["vocab"] = (vocab, list(tok[1]))  # type: ignore[index]
+        tie = self._first(("tie_word_embeddings", "tie_embeddings", "share_embeddings"), min_layer=CODE_DEFAULT)
+        if tie is not None and tie[0] is False:
+            r.dims["untied"] = (1, list(tie[1]))
         knob = any(_ACCUM_NAME.search(k) for k, _ in r.params.items())
         for s in r.py.values():
             knob = knob or any(

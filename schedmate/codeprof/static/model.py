@@ -14,6 +14,11 @@ from schedmate.codeprof.static.names import (
 )
 
 
+# a model a job loads beside the one it trains: for evaluation, as a reference, teacher, reward or judge
+_AUX_MODEL = re.compile(r"eval|ref_|_ref\b|reference|teacher|reward|judge|critic|tokenizer|vae|clip_|text_encoder",
+                        re.IGNORECASE)
+
+
 class ModelMixin:
     """The framework, DeepSpeed/sharding and the model: name, family, size."""
 
@@ -196,7 +201,8 @@ class ModelMixin:
         for rel, c in self._find_calls("from_pretrained", "create_model", "from_config"):
             if name:
                 break
-            if c["args"] and not re.search(r"tokenizer|Tokenizer|processor|Processor", c["func"]):
+            if c["args"] and not re.search(r"tokenizer|Tokenizer|processor|Processor", c["func"]) \
+                    and not _AUX_MODEL.search(c["args"][0]):
                 ok, v, ev = R.eval(c["args"][0])
                 if ok and rel != self.r.entry and not ev:
                     continue  # a literal inside a library module of the job loads a component, not the model
@@ -258,6 +264,14 @@ class ModelMixin:
                     and (known.lookup_model(pv.value) or known.family_of(pv.value))
                 ):
                     name = (pv.value, pv.where)
+                    break
+                if pv is not None and isinstance(pv.value, str) and (hit := known.lookup_in_path(pv.value)):
+                    name = (hit[0], pv.where)  # `/path/to/llama-7B/hf`: the directory names the model
+                    break
+        if name is None and self.r.launch is not None:  # a model id among positional arguments
+            for arg in self._positional:
+                if re.fullmatch(r"[\w.-]+/[\w.-]+", arg) and (hit := known.lookup_model(arg)) and hit[1]:
+                    name = (arg, list(self.r.launch.args_where))
                     break
         if name is None:  # a size named on its own: `--load_llama_config=7b`, `model_size: 1.3B`
             for key, pv in P.items():

@@ -133,7 +133,8 @@ PP = (
 )
 EP = ("expert_model_parallel_size", "expert_parallel_degree", "expert_parallel_size", "ep_size", "ep")
 CP = ("context_parallel_size", "context_parallel_degree", "cp_size", "cp")
-LAYERS = ("num_layers", "n_layer", "n_layers", "num_hidden_layers", "layers", "depth", "nlayers", "num_layer")
+LAYERS = ("num_layers", "n_layer", "n_layers", "num_hidden_layers", "layers", "depth", "nlayers", "num_layer",
+          "n_blocks")
 HIDDEN = ("hidden_size", "n_embd", "d_model", "dim", "embed_dim", "hidden_dim", "emb_dim", "n_embed", "width")
 VOCAB = ("vocab_size", "padded_vocab_size", "n_vocab", "ntokens", "num_tokens")
 FFN = ("ffn_hidden_size", "intermediate_size", "ffn_dim", "d_ff", "dim_feedforward", "mlp_dim")
