@@ -47,6 +47,7 @@ from schedmate.semantic.noise import (
     CALIBRATED_NOISE,
     EARLY_STOP_FRACTION,
     EARLY_STOP_SHARE,
+    PLAIN_ITER_SPREAD,
     SemanticNoise,
     hide_length,
 )
@@ -230,7 +231,7 @@ def fit_plan(t: Template, job: Job, planned_s: float, rng: random.Random, base: 
     F = max(planned_s, 1.0)
     short = F < 600
     startup = min(120.0, max(2.0, 0.04 * F)) * rng.uniform(0.8, 1.2)
-    iter_s = t.iter_s * rng.uniform(0.8, 1.25) * iter_factor
+    iter_s = t.iter_s * rng.uniform(*PLAIN_ITER_SPREAD) * iter_factor
     n_evals = 0 if short or "eval" in t.kinds else int(min(10, max(1, F // 3600)))
     eval_pause = rng.uniform(20, 90) if n_evals else 0.0
     ckpt_pause = rng.uniform(10, 45) if n_evals else 0.0
@@ -386,8 +387,8 @@ def augment(jobs: list[Job], root: Path, seed: int, write: bool = True,
         noise_rng = random.Random(f"semantic-noise:{seed}:{job.id}") if noise is not None else None
         planned, early = _planned(job, rng, noise, noise_rng)
         iter_factor = 1.0
-        if noise is not None and noise.iter_time_sigma > 0 and noise_rng is not None:
-            iter_factor = math.exp(noise_rng.gauss(0.0, noise.iter_time_sigma))
+        if noise is not None and noise.added_iter_sigma > 0 and noise_rng is not None:
+            iter_factor = math.exp(noise_rng.gauss(0.0, noise.added_iter_sigma))
         workload = t.workload
         if t.name == CATCH_ALL:
             workload = job.workload if job.workload in CATALOGUE else "resnet50"

@@ -18,6 +18,27 @@ EARLY_STOP_FRACTION = (0.3, 0.9)
 """Where in the planned run an early-stopped job ends (uniform)."""
 
 
+PLAIN_ITER_SPREAD = (0.8, 1.25)
+"""The plain augmentation draws each job's nominal iteration time as the template's x U(0.8, 1.25)."""
+
+
+def _log_uniform_sd(lo: float, hi: float) -> float:
+    """Standard deviation of ln X for X ~ U(lo, hi)."""
+    def f1(x: float) -> float:
+        return x * math.log(x) - x
+
+    def f2(x: float) -> float:
+        return x * math.log(x) ** 2 - 2 * x * math.log(x) + 2 * x
+
+    m1 = (f1(hi) - f1(lo)) / (hi - lo)
+    m2 = (f2(hi) - f2(lo)) / (hi - lo)
+    return math.sqrt(max(0.0, m2 - m1 * m1))
+
+
+PLAIN_ITER_SIGMA = _log_uniform_sd(*PLAIN_ITER_SPREAD)
+"""Between-job sigma of log iteration time that the plain augmentation already has (0.128)."""
+
+
 @dataclass(frozen=True)
 class SemanticNoise:
     """What real clusters add on top of the templates, where a template's iteration time and a job's
@@ -26,8 +47,8 @@ class SemanticNoise:
     2 twice as much."""
 
     iter_time_sigma: float = 0.0
-    """log-normal sigma of a job's real iteration time around what its template and size imply (on top of
-    the plain +-25 % spread): data, sequence lengths, input pipelines, node health differ between jobs"""
+    """log-normal sigma of a job's real iteration time around what its template and size imply, added to
+    the plain U(0.8, 1.25) spread: data, sequence lengths, input pipelines, node health differ between jobs"""
     stop_early_share: float = 0.0
     """added share of completed jobs whose run ends before the configured steps or epochs (the user stops a
     run that is good enough, or runs until the time limit): their configured length overshoots"""
@@ -36,18 +57,40 @@ class SemanticNoise:
     no_length_share: float = 0.0
     """share of jobs whose workdir states no length a reader can resolve: the step or epoch count comes
     from an environment variable set at submission (`hide_length`); the log still prints it"""
+    iter_time_total: float | None = None
+    """when set: the between-job sigma of log iteration time the augmentation should have in all (the
+    plain spread included), so the added sigma is sqrt(total^2 - PLAIN_ITER_SIGMA^2) (0 when the plain
+    spread already reaches it); `iter_time_sigma` is then ignored"""
+
+    @property
+    def added_iter_sigma(self) -> float:
+        """The log-normal sigma the augmentation multiplies into each job's nominal iteration time."""
+        if self.iter_time_total is None:
+            return self.iter_time_sigma
+        return math.sqrt(max(0.0, self.iter_time_total ** 2 - PLAIN_ITER_SIGMA ** 2))
 
     def scaled(self, k: float) -> SemanticNoise:
+        """k times the noise: every share and sigma (for `iter_time_total`, the total dispersion) times k."""
         if k < 0 or not math.isfinite(k):
             raise ValueError(f"semantic noise scale must be a finite number >= 0, got {k}")
         return SemanticNoise(iter_time_sigma=self.iter_time_sigma * k,
                              stop_early_share=min(1.0 - EARLY_STOP_SHARE, self.stop_early_share * k),
                              stop_early_fraction=self.stop_early_fraction,
-                             no_length_share=min(1.0, self.no_length_share * k))
+                             no_length_share=min(1.0, self.no_length_share * k),
+                             iter_time_total=None if self.iter_time_total is None else self.iter_time_total * k)
 
 
-CALIBRATED_NOISE = SemanticNoise()
-"""Replaced by the calibrated values (see `eval/realjobs/calibrate.py`)."""
+CALIBRATED_NOISE = SemanticNoise(
+    iter_time_total=0.113,
+    stop_early_share=0.117,
+    stop_early_fraction=(0.07, 0.49),
+    no_length_share=0.021,
+)
+"""Derived from real data by `python -m eval.realjobs.calibrate` (observations and their sources in
+eval/realjobs/calibration/; derivations in traces/semantic/README.md): iteration-time dispersion between
+MLPerf systems running one benchmark on one GPU count; user cancellations among non-failed jobs in the
+Helios, Philly and Acme summaries; where committed logs of stopped runs end; code-corpus scripts that
+state no length. `tests/semantic/test_semantic_noise.py` checks these equal what calibrate.py derives."""
 
 
 LENGTH_ENV = "TRAIN_LENGTH"
@@ -87,5 +130,5 @@ def hide_length(files: dict[str, str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["CALIBRATED_NOISE", "EARLY_STOP_FRACTION", "EARLY_STOP_SHARE", "LENGTH_ENV", "SemanticNoise",
-           "hide_length"]
+__all__ = ["CALIBRATED_NOISE", "EARLY_STOP_FRACTION", "EARLY_STOP_SHARE", "LENGTH_ENV", "PLAIN_ITER_SIGMA",
+           "PLAIN_ITER_SPREAD", "SemanticNoise", "hide_length"]

@@ -82,3 +82,21 @@ def test_library_conventions_need_the_library_a_script_with_the_same_flag_names_
     p = analyze_code(tmp_path, "python train.py SOLVER.IMS_PER_BATCH 32", use_llm=False)
     assert p.facts.get("train_steps") is None  # no detectron2 defaults without detectron2
     assert p.facts["micro_batch_size"].value == 64
+
+
+HF_SCRIPT = '''
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+Trainer(model=None, args=args).train()
+'''
+
+
+def test_a_step_count_set_from_an_unset_variable_leaves_the_run_length_unknown_not_the_default_epochs(tmp_path):
+    from tests.codeprof.codeprof_support import make_job
+
+    wd = make_job(tmp_path / "open", {"train.py": HF_SCRIPT}, "python train.py --output_dir out --max_steps $MAX_STEPS")
+    got = analyze_code(wd, None, use_llm=False).to_contract()
+    assert got["train_steps"] is None and got["epochs"] is None
+    plain = make_job(tmp_path / "plain", {"train.py": HF_SCRIPT}, "python train.py --output_dir out")
+    assert analyze_code(plain, None, use_llm=False).to_contract()["epochs"] == 3  # the library default
