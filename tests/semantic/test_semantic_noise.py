@@ -73,17 +73,18 @@ def test_the_stop_early_share_adds_runs_whose_configured_length_overshoots(tmp_p
         assert (p.planned_s > p.duration_s) == p.early_stop
 
 
-def test_twice_the_calibrated_noise_changes_dispersion_stops_and_readable_lengths_as_calibrated(tmp_path):
+@pytest.mark.parametrize("k", [1, 2])
+def test_the_calibrated_noise_and_twice_it_change_dispersion_stops_and_readable_lengths_as_calibrated(tmp_path, k):
     def measure(ps):
         completed = [p for p in ps if p.outcome == "completed"]
         return (statistics.pstdev(math.log(p.iter_s / TEMPLATES[p.template].iter_s) for p in ps if p.planned_s > 3600),
                 sum(p.early_stop for p in completed) / len(completed),
                 sum(length_hidden(p) for p in ps) / len(ps))
 
-    k = 2
     noise = CALIBRATED_NOISE.scaled(k)
     plain, noisy = measure(plans(tmp_path, None, "a")), measure(plans(tmp_path, noise, "b"))
-    assert noisy[0] ** 2 - plain[0] ** 2 > 0.5 * noise.added_iter_sigma**2
+    if noise.added_iter_sigma:  # at noise 1 the plain spread already has the calibrated dispersion (next test)
+        assert noisy[0] ** 2 - plain[0] ** 2 > 0.5 * noise.added_iter_sigma**2
     assert abs(noisy[1] - plain[1] - k * CALIBRATED_NOISE.stop_early_share) < 0.05, (plain, noisy)
     assert plain[2] == 0 and abs(noisy[2] - k * CALIBRATED_NOISE.no_length_share) < 0.015, noisy
 
