@@ -2,8 +2,8 @@
 """Set up schedmate on a fresh machine (only Python needed) and run its main job or its tests.
 
     python3 bootstrap.py demo    # venv + package + local model server (llama.cpp), then the replay table
-    python3 bootstrap.py test    # venv + package + model server(s) + a local Slurm when root and apt
-                                 # are there, then pytest
+    python3 bootstrap.py test    # venv + package + model server(s) + Slurm and PostgreSQL packages when
+                                 # root and apt are there, then pytest
 
 The engines: llama.cpp by default (on a CPU it generates several times faster than vLLM and starts in
 seconds); `SCHEDMATE_TEST_ENGINES=vllm,llamacpp python3 bootstrap.py test` adds the vLLM server (the
@@ -51,7 +51,7 @@ def setup() -> None:
     sh(PY, "-m", "pip", "install", "-q", "-U", "pip")
     # torch first, pinned: the local CPU wheel. A bare torch requirement would pull a multi-GB CUDA build.
     sh(PY, "-m", "pip", "install", "-q", "torch==2.13.0")
-    sh(PY, "-m", "pip", "install", "-q", "-e", ".[rag,dev,serve,agent]")
+    sh(PY, "-m", "pip", "install", "-q", "-e", ".[rag,dev,serve,agent,sweep]")
     STAMP.write_text(fingerprint)
 
 
@@ -80,26 +80,41 @@ def demo() -> int:
     return sh(SCHEDMATE, "demo", env=env, check=False)
 
 
-def local_slurm() -> None:
-    """Best effort: install Slurm from the Debian packages so the live adapter test can start a one-node
-    Slurm on loopback (tests/adapters/test_slurm_live.py). Without root or apt that test says why it skips."""
+def apt_best_effort(present: bool, packages: tuple[str, ...], why: str) -> None:
+    """Best effort: install Debian packages a live test needs (root and apt-get only; else the test says
+    why it skips)."""
     import shutil
 
-    if shutil.which("slurmctld") or not shutil.which("apt-get") or os.geteuid() != 0:
+    if present or not shutil.which("apt-get") or os.geteuid() != 0:
         return
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ("apt-get", "install", "-y", "-q", "--no-install-recommends", "slurm-wlm", "munge")
+    install = ("apt-get", "install", "-y", "-q", "--no-install-recommends", *packages)
     try:
         if sh(*install, env=env, check=False) != 0:
             sh("apt-get", "update", "-q", env=env, check=False)
             sh(*install, env=env, check=False)
     except OSError as e:
-        say(f"slurm install skipped: {e}")
+        say(f"{why}: install skipped: {e}")
+
+
+def local_servers() -> None:
+    """Slurm for the live adapter and plugin tests (tests/adapters/test_slurm_*live.py start a one-node
+    Slurm on loopback) and the PostgreSQL server for the service's PostgreSQL test (tests/service/test_service_store.py
+    starts a private cluster on a free port)."""
+    import glob
+    import shutil
+
+    # Slurm (with curl for schedmate's job_submit.lua; slurm-wlm brings its Lua 5.1 plugin)
+    wanted = {"slurmctld": "slurm-wlm", "munged": "munge", "curl": "curl"}
+    missing = tuple(sorted({pkg for binary, pkg in wanted.items()
+                            if not shutil.which(binary) and not Path("/usr/sbin", binary).exists()}))
+    apt_best_effort(not missing, missing, "slurm")
+    apt_best_effort(bool(glob.glob("/usr/lib/postgresql/*/bin/initdb")), ("postgresql",), "postgresql")
 
 
 def test(extra: list[str]) -> int:
     setup()
-    local_slurm()
+    local_servers()
     engines = tuple(e.strip() for e in os.environ.get("SCHEDMATE_TEST_ENGINES", "llamacpp").split(",") if e.strip())
     try:
         for engine in engines:

@@ -143,3 +143,7 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
             print(f"error: {e}", file=sys.stderr)
             raise typer.Exit(2)
         _run(adapter, annotations, state, apply, as_json, now)
+
+    from adapters.slurm_live.cli import register_plugin_command
+
+    register_plugin_command(adapt_app)

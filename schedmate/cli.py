@@ -2,7 +2,7 @@
 
 Contracts kept stable for outside tools: `schedmate replay`, `schedmate analyze code|log`,
 `schedmate monitor`, `schedmate llm pull|serve|stop|status`, `schedmate eval prompts`, `schedmate serve`,
-`schedmate token create`.
+`schedmate token create`, `schedmate adapt slurm|kubernetes|slurm-plugin`, `schedmate watch slurm`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ _REGISTRARS = (
     "schedmate.evaluation",
     "schedmate.demo",
     "schedmate.service.cli",
+    "schedmate.sweep.cli",
     "adapters.cli",
+    "adapters.slurm_live.cli",
 )
 for _module in _REGISTRARS:
     try:

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from eval.main.run import traces
+from eval.main.run import available_traces
 from schedmate.annotators.semantic import SemanticAnnotator
 from schedmate.history.predictor import calibration
 from schedmate.records import DurationEstimate
 from schedmate.replay import replay
 from schedmate.semantic.augment import load_plan, plan_path
+from schedmate.sweep.cell import auto_monitor_interval, paced_jobs
 
 
 def shares(pred: list[float | None], truth: list[float]) -> dict[str, float]:
@@ -51,9 +52,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("eval/main/results_accuracy"))
     a = ap.parse_args()
     rows, per_job = [], []
-    for name, (jobs, cluster) in traces(a.jobs).items():
-        durations = sorted(j.duration_s for j in jobs)
-        interval = max(300.0, durations[len(durations) // 2] / 20)
+    for src in available_traces(a.jobs):
+        name, cluster, jobs = src.label, src.cluster or "64", paced_jobs(src)
+        interval = auto_monitor_interval(jobs)
         ann = SemanticAnnotator(use_llm=a.llm)
         sem = a.out / "semantic" / name
         r = replay(jobs, policy="fifo", annotator=ann, cluster=cluster, network="congested",

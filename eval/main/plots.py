@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from eval.plotting import save_figure
+from schedmate.sweep.plot import plot_sweep
 
 METRICS = (
     ("avg_jct_h", "average JCT (h)"),
@@ -37,28 +38,23 @@ def _pyplot():
 
 
 def plot_table(results: Path, out: Path | None = None) -> list[Path]:
-    """One PNG per trace from `results` (a results.csv of `eval.main.run`); returns the files written."""
+    """One PNG per trace from `results` (a results.csv of `eval.main.run`); returns the files written.
+    Each panel is `schedmate.sweep.plot.plot_sweep` (x policy, hue annotator), as `schedmate plot` draws it."""
     plt = _pyplot()
     df = pd.read_csv(results)
     out = out or results.parent
     written = []
     for trace, part in df.groupby("trace", sort=False):
-        policies = list(dict.fromkeys(part["policy"]))
-        annotators = [a for a in ANNOTATOR_ORDER if a in set(part["annotator"])]
-        annotators += [a for a in dict.fromkeys(part["annotator"]) if a not in annotators]
         fig, axes = plt.subplots(1, len(METRICS), figsize=(4.2 * len(METRICS), 3.8))
-        width = 0.8 / max(1, len(annotators))
-        x = np.arange(len(policies))
         for ax, (col, label) in zip(axes, METRICS, strict=True):
-            for i, ann in enumerate(annotators):
-                rows = part[part.annotator == ann].set_index("policy")
-                vals = [float(rows[col].get(p, np.nan)) if p in rows.index else np.nan for p in policies]
-                ax.bar(x + (i - (len(annotators) - 1) / 2) * width, vals, width, label=ann,
-                       hatch="//" if ann == "schedmate" else None, edgecolor="black", linewidth=0.3)
-            ax.set_xticks(x, policies, rotation=30)
+            plot_sweep(part, x="policy", y=col, hue="annotator", kind="bar", ax=ax, hue_order=ANNOTATOR_ORDER,
+                       styles={"schedmate": {"hatch": "//"}},
+                       logy=col != "failed_gpu_h" and bool((part[col] > 0).all()))
             ax.set_title(label, fontsize=9)
-            if col != "failed_gpu_h" and (part[col] > 0).all():
-                ax.set_yscale("log")
+            ax.set_xlabel("")
+            ax.set_ylabel("")
+            if ax is not axes[0]:
+                ax.get_legend().remove()
         axes[0].legend(fontsize=7, ncol=2)
         written.append(save_figure(fig, f"{trace}: what each annotator is worth to each policy",
                                    out / f"main_{trace}.png", fontsize=10))

@@ -208,6 +208,10 @@ class LogSource(BaseModel):
     issue_url: str | None = None
     excerpt_sha256: str
     """digest of the log text the item is (the line range of the file, or the issue excerpt), UTF-8"""
+    find: str | None = None
+    """for an issue excerpt: a query for the search tool (corpus `issues`) that brings the thread's quoted
+    text back, so a new machine can recover the excerpt (`rebuild recover-excerpt`); saved texts do not
+    travel with the repository"""
 
     @model_validator(mode="after")
     def _kind(self) -> LogSource:
@@ -219,9 +223,14 @@ class LogSource(BaseModel):
             repo = "/".join(self.issue_url.split("/")[3:5]).lower()
             if repo in RESERVED_REPOS:
                 raise ValueError(f"{repo} is reserved for independent evaluation")
+            if not (self.find and self.find.strip()):
+                raise ValueError(f"{self.issue_url}: an issue excerpt needs `find`, a search query that brings "
+                                 "its text back")
         else:
             if not (self.origin and self.path and self.sha256):
                 raise ValueError("a file log names origin, path and sha256")
+            if self.find:
+                raise ValueError("`find` is for issue excerpts; a file log rebuilds from its origin")
         for d in (self.sha256, self.excerpt_sha256):
             if d is not None and not _SHA.match(d):
                 raise ValueError(f"not a sha256 hex digest: {d!r}")
@@ -262,7 +271,7 @@ class LogItem(BaseModel):
         if lab["category"] not in LOG_CATEGORIES:
             raise ValueError(f"{self.id}: category {lab['category']!r} not in {LOG_CATEGORIES}")
         if not isinstance(lab["failed"], bool):
-            raise ValueError(f"{self.id}: failed must be true/false")
+            raise ValueError(f"{self.id}: failed must be true/false")  # noqa: TRY004 (pydantic reports ValueError)
         if (lab["category"] == "none") == lab["failed"]:
             raise ValueError(f"{self.id}: failed must be true exactly when the category is not none")
         for f in ("current_step", "total_steps", "iteration_time_s"):

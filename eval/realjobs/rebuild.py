@@ -2,6 +2,7 @@
 
     python -m eval.realjobs.rebuild [--mirror /work/.mirror] [--out $SCHEDMATE_HOME/realjobs]
     python -m eval.realjobs.rebuild save-excerpt --url URL < excerpt.txt   # keep an issue excerpt
+    python -m eval.realjobs.rebuild recover-excerpt [--id ITEM] < candidate.txt  # find and keep a lost one
 
 Snapshots are bare git directories as the `fetch` tool leaves them (`<mirror>/<owner>+<name>/repo`);
 packages are downloaded with `pip download --no-deps` (the registry is reachable here). Every file a
@@ -55,7 +56,7 @@ def mirror_dir(mirror: Path, repo: str) -> Path | None:
 
 
 def git_show(gitdir: Path, commit: str, path: str) -> bytes | None:
-    r = subprocess.run(["git", f"--git-dir={gitdir}", "show", f"{commit}:{path}"], capture_output=True)
+    r = subprocess.run(["git", f"--git-dir={gitdir}", "show", f"{commit}:{path}"], capture_output=True, check=False)
     return r.stdout if r.returncode == 0 else None
 
 
@@ -67,7 +68,7 @@ def extract_tree(gitdir: Path, commit: str, dest: Path) -> int:
     """Write the files of `commit` under `dest`, skipping blobs the snapshot lacks (fetched snapshots may
     leave out their largest files) and files over MAX_EXTRACT_BYTES; returns the number written."""
     ls = subprocess.run(["git", f"--git-dir={gitdir}", "ls-tree", "-r", "-z", "--long", commit],
-                        capture_output=True)
+                        capture_output=True, check=False)
     if ls.returncode != 0:
         raise ValueError(f"commit {commit} not in the snapshot {gitdir} "
                          f"({ls.stderr.decode(errors='replace').strip()[:200]})")
@@ -261,8 +262,55 @@ def save_excerpt(url: str, text: str, out: Path) -> str:
     return digest
 
 
+def _line_variants(lines: list[str]) -> list[list[str]]:
+    """The ways a copy of a quoted excerpt may differ from what was saved: trailing blanks, quote marks."""
+    unquoted = [ln.removeprefix(">").removeprefix(" ") if ln.startswith(">") else ln for ln in lines]
+    return [lines, [ln.rstrip() for ln in lines], unquoted, [ln.rstrip() for ln in unquoted]]
+
+
+def recover_excerpt(candidate: str, wanted: dict[str, str]) -> list[tuple[str, str]]:
+    """Every contiguous run of lines of `candidate` (a search result's text, say) whose digest (lines joined
+    with newlines, plus a final newline) is one of `wanted` ({excerpt_sha256: label}); returns
+    [(digest, text)], one per digest found."""
+    found: dict[str, str] = {}
+    for lines in _line_variants(candidate.replace("\r\n", "\n").split("\n")):
+        for a in range(len(lines)):
+            text = ""
+            for line in lines[a:]:
+                text += line + "\n"
+                digest = sha256_bytes(text.encode())
+                if digest in wanted and digest not in found:
+                    found[digest] = text
+    return list(found.items())
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["recover-excerpt"]:
+        ap = argparse.ArgumentParser(prog="rebuild recover-excerpt",
+                                     description="Find, in a candidate text on stdin (an issue thread's quoted "
+                                     "text as the search tool returns it), the line run whose digest an issue "
+                                     "excerpt of the corpus names, and save it; the item's `find` query brings "
+                                     "the candidate back.")
+        ap.add_argument("--id", default=None, help="only this item (default: every issue excerpt not saved yet)")
+        ap.add_argument("--out", type=Path, default=default_out())
+        a = ap.parse_args(argv[1:])
+        items = [i for i in load_log_items() if i.source.issue_url and (a.id is None or i.id == a.id)]
+        if a.id and not items:
+            print(f"no issue-excerpt item {a.id!r}", file=sys.stderr)
+            return 2
+        if a.id is None:
+            items = [i for i in items if not (a.out / "excerpts" / f"{i.source.excerpt_sha256}.txt").is_file()]
+        by_digest = {i.source.excerpt_sha256: i for i in items}
+        hits = recover_excerpt(sys.stdin.read(), {d: i.id for d, i in by_digest.items()})
+        for digest, text in hits:
+            it = by_digest[digest]
+            save_excerpt(it.source.issue_url, text, a.out)  # type: ignore[arg-type]
+            print(f"{it.id}: recovered ({text.count(chr(10))} lines) -> {digest}")
+        if not hits:
+            print("no line run of the candidate has a wanted digest", file=sys.stderr)
+            return 1
+        return 0
     if argv[:1] == ["save-excerpt"]:
         ap = argparse.ArgumentParser(prog="rebuild save-excerpt")
         ap.add_argument("--url", required=True)

@@ -85,7 +85,7 @@ def evaluate_logs(split: str | None = "test", use_llm: bool = False, cache: Path
 def summarize(df: pd.DataFrame) -> dict[str, Any]:
     if df.empty:
         return {"logs": 0}
-    return {"logs": int(len(df)), "category_failed": round(float(df["category_failed"].mean()), 3),
+    return {"logs": len(df), "category_failed": round(float(df["category_failed"].mean()), 3),
             "steps": round(float(df["steps"].mean()), 3), "iteration_time": round(float(df["iteration_time"].mean()), 3),
             "llm_calls_per_log": round(float(df["llm_calls"].mean()), 2),
             "s_per_log": round(float(df["seconds"].mean()), 3)}

@@ -76,8 +76,38 @@ def _value(node: ast.AST, names: dict[str, Any]) -> Any:
         return out
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_value(e, names) for e in node.elts]
+    if isinstance(node, ast.IfExp):  # `8 if runlocal else 4096`
+        test = _value(node.test, names)
+        return UNKNOWN if isinstance(test, _Unknown) else _value(node.body if test else node.orelse, names)
+    if isinstance(node, ast.Subscript):  # `{'Ti': 192, 'B': 768}[version]`
+        base, key = _value(node.value, names), _value(node.slice, names)
+        try:
+            return base[key] if isinstance(base, (dict, list)) and not isinstance(key, _Unknown) else UNKNOWN
+        except (KeyError, IndexError, TypeError):
+            return UNKNOWN
+    if isinstance(node, ast.Call) and not node.keywords:
+        args = [_value(a, names) for a in node.args]
+        if any(isinstance(a, _Unknown) for a in args):
+            return UNKNOWN
+        fn = node.func
+        if isinstance(fn, ast.Name) and fn.id in _PURE_BUILTINS:
+            try:
+                return _PURE_BUILTINS[fn.id](*args)
+            except (TypeError, ValueError):
+                return UNKNOWN
+        if isinstance(fn, ast.Attribute) and fn.attr in _STR_METHODS:
+            obj = _value(fn.value, names)
+            if isinstance(obj, str) and all(isinstance(a, str) for a in args):
+                return getattr(obj, fn.attr)(*args)
+        return UNKNOWN
     ok, v = const_eval(node, {k: x for k, x in names.items() if not isinstance(x, _Unknown)})
     return v if ok else UNKNOWN
+
+
+_PURE_BUILTINS: dict[str, Any] = {"bool": bool, "int": int, "float": float, "str": str, "len": len, "min": min,
+                                  "max": max, "abs": abs, "round": round}
+"""builtins a config may call on known values (no side effects, no I/O)"""
+_STR_METHODS = {"split", "lower", "upper", "strip", "replace", "rsplit"}
 
 
 def python_config(text: str) -> dict[str, Any]:
@@ -176,13 +206,20 @@ def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None
         if not isinstance(st, ast.Assign) or len(st.targets) != 1:
             continue
         target, value = st.targets[0], st.value
+        if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            v = _value(value, {**local, **_flat_roots(roots)})  # `version, patch = VARIANT.split('/')`
+            if isinstance(v, (list, tuple)) and len(v) == len(target.elts):
+                for e, x in zip(target.elts, v, strict=True):
+                    if not isinstance(x, _Unknown):
+                        local[e.id] = x  # type: ignore[union-attr]
+            continue
         is_tree = isinstance(value, ast.Call) and _CONFIG_DICT.search(_dotted(value.func) or "") is not None
         if isinstance(target, ast.Name):
             if is_tree and not value.args:  # type: ignore[union-attr]
                 roots[target.id] = {k.arg: _drop_unknown(_value(k.value, local))  # type: ignore[union-attr]
                                     for k in value.keywords if k.arg}  # type: ignore[union-attr]
             else:
-                v = _value(value, local)
+                v = _value(value, {**local, **_flat_roots(roots)})
                 if not isinstance(v, _Unknown):
                     local[target.id] = v
             continue
@@ -199,7 +236,7 @@ def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None
         if is_tree and not value.keywords:  # type: ignore[union-attr]
             cur.setdefault(parts[-1], {})
             continue
-        v = _drop_unknown(_value(value, local))
+        v = _drop_unknown(_value(value, {**local, **_flat_roots(roots)}))
         if not isinstance(v, _Unknown):
             cur[parts[-1]] = v
             lines[".".join(parts[1:])] = st.lineno
@@ -207,6 +244,27 @@ def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None
     for d in roots.values():
         out = merge(out, d)
     return out, lines
+
+
+def _flat_roots(roots: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """`config.batch_size` as a name (const_eval reads dotted names), for values computed from earlier fields."""
+    out: dict[str, Any] = {}
+    for root, tree in roots.items():
+        for k, v in flatten(tree, root):
+            out[k] = v
+    return out
+
+
+def _param_defaults(fn: ast.FunctionDef) -> dict[str, Any]:
+    """`def get_config(runlocal=''):` -> {'runlocal': ''}: what the config function sees when called plainly."""
+    a = fn.args
+    out: dict[str, Any] = {}
+    pos = [*a.posonlyargs, *a.args]
+    for arg, default in zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True):
+        v = _value(default, {})
+        if not isinstance(v, _Unknown):
+            out[arg.arg] = v
+    return out
 
 
 def ml_collections_config(text: str) -> dict[str, Any]:
@@ -218,7 +276,7 @@ def ml_collections_config(text: str) -> dict[str, Any]:
     globals_ = {k: v for k, v in out.items() if not isinstance(v, dict)}
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef) and fn.name in {"get_config", "get_hyper", "get_cfg"}:
-            out = merge(out, attribute_tree(fn.body, globals_)[0])
+            out = merge(out, attribute_tree(fn.body, {**globals_, **_param_defaults(fn)})[0])
     return merge(out, attribute_tree(tree.body, globals_)[0])
 
 
@@ -273,7 +331,7 @@ def load_tree(read: Reader, rel: str, env: dict[str, str] | None = None) -> Conf
     """`rel` merged over the bases it names (depth first, in order), with interpolations resolved."""
     tree = ConfigTree()
     tree.data = _load(read, rel, tree, [])
-    _resolve_interpolations(tree, env or {})
+    resolve_interpolations(tree, env or {})
     return tree
 
 
@@ -337,8 +395,12 @@ def _mm_refs(own: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     return fix(own)
 
 
-def _resolve_interpolations(tree: ConfigTree, env: dict[str, str]) -> None:
-    """OmegaConf `${a.b}`, `${..x}` (relative), `${oc.env:VAR,default}`; unresolvable ones stay as text."""
+def resolve_interpolations(tree: ConfigTree, env: dict[str, str],
+                           resolvers: dict[str, Callable[[str], Any]] | None = None) -> None:
+    """OmegaConf `${a.b}`, `${..x}` (relative), `${oc.env:VAR,default}` and the given custom `resolvers`
+    (name -> function of the argument text, raising ValueError when it cannot tell); inner interpolations
+    first; unresolvable ones stay as text."""
+    resolvers = resolvers or {}
 
     def resolve(x: Any, path: list[str], depth: int) -> Any:
         if isinstance(x, dict):
@@ -353,11 +415,14 @@ def _resolve_interpolations(tree: ConfigTree, env: dict[str, str]) -> None:
             if isinstance(v, _Unknown):
                 return x
             return resolve(v, path, depth + 1)
+
         def sub(m: re.Match[str]) -> str:
             v = _one(m.group(1).strip(), path)
             return m.group(0) if isinstance(v, (_Unknown, dict, list)) else str(v)
 
-        return _INTERP.sub(sub, x)
+        out = _INTERP.sub(sub, x)
+        # the inner interpolations of a resolver call (`${eval:"${a} * 2"}`) are text now: resolve again
+        return resolve(out, path, depth + 1) if out != x else out
 
     def _one(expr: str, path: list[str]) -> Any:
         if expr.startswith(("oc.env:", "env:")):
@@ -367,8 +432,15 @@ def _resolve_interpolations(tree: ConfigTree, env: dict[str, str]) -> None:
             if got is None:
                 return UNKNOWN
             return int(got) if re.fullmatch(r"-?\d+", got) else got
-        if ":" in expr:  # other resolvers (oc.select, eval, ...): not known statically
-            return UNKNOWN
+        if ":" in expr:  # resolvers: the given ones over literal arguments; others are not known statically
+            name, _, arg = expr.partition(":")
+            fn = resolvers.get(name.strip())
+            if fn is None or "${" in arg:
+                return UNKNOWN
+            try:
+                return fn(arg)
+            except ValueError:
+                return UNKNOWN
         if expr.startswith("."):
             ups = len(expr) - len(expr.lstrip("."))
             base = path[: max(0, len(path) - ups)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from schedmate.codeprof.known_models import KNOWN_MODELS
+from schedmate.codeprof.known_models import KNOWN_MODELS, SCALES
 
 # identifier keyword -> family (order matters: first hit wins)
 FAMILY_KEYWORDS: tuple[tuple[str, str], ...] = (
@@ -88,9 +88,13 @@ FAMILY_WORKLOAD = {
 
 
 def normalise_name(name: str) -> str:
+    """Lower case, the part after an organisation or directory (`meta-llama/Llama-2-7b-hf` -> `llama-2-7b-hf`),
+    except where the part after the slash is a variant of the name itself (`DiT-XL/2`, `ViT-B/16`)."""
     n = str(name).strip().strip("/").lower()
-    n = n.rsplit("/", 1)[-1]
-    return n
+    head, sep, tail = n.rpartition("/")
+    if sep and re.fullmatch(r"\d{1,2}", tail) and head:
+        return f"{head.rsplit('/', 1)[-1]}-{tail}"
+    return tail
 
 
 # a size stated in the name: `Llama-2-7b-hf`, `pythia-1.4b-deduped`, `opt-350m`, `Mixtral-8x7B`

@@ -84,6 +84,9 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^resnet-?101([a-z]|v1[bcd]|_v1[bcd]|\.\w+)?$|^r-?101$", "resnet101", "resnet", 44.5e6),
     (r"^resnet-?152([a-z]|v1[bcd]|_v1[bcd]|\.\w+)?$", "resnet152", "resnet", 60.2e6),
     (r"^resnet-?200", "resnet200", "resnet", 64.7e6),
+    (r"^resnet-?50[_-]?w2$", "resnet50w2", "resnet", 94e6),
+    (r"^resnet-?50[_-]?w4$", "resnet50w4", "resnet", 375e6),
+    (r"^resnet-?50[_-]?w5$", "resnet50w5", "resnet", 586e6),
     (r"^wide_resnet101_2$", "wide_resnet101_2", "resnet", 126.9e6),
     (r"^alexnet$", "alexnet", "cnn", 61.1e6),
     (r"^vgg-?11(_bn)?$", "vgg11", "cnn", 132.9e6),
@@ -172,6 +175,11 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^yolox[_-]?m$", "yolox-m", "yolo", 25.3e6),
     (r"^yolox[_-]?l$", "yolox-l", "yolo", 54.2e6),
     (r"^yolox[_-]?x$", "yolox-x", "yolo", 99.1e6),
+    (r"^rtmdet[_-]?(t|tiny)$", "rtmdet-tiny", "yolo", 4.8e6),
+    (r"^rtmdet[_-]?s$", "rtmdet-s", "yolo", 8.89e6),
+    (r"^rtmdet[_-]?m$", "rtmdet-m", "yolo", 24.7e6),
+    (r"^rtmdet[_-]?l$", "rtmdet-l", "yolo", 52.3e6),
+    (r"^rtmdet[_-]?x$", "rtmdet-x", "yolo", 94.9e6),
     # diffusion
     (r"^dit[_-]?xl[_/-]?2$|^dit-xl", "dit-xl-2", "unet", 675e6),
     (r"^dit[_-]?l[_/-]?[248]$", "dit-l", "unet", 458e6),
@@ -286,3 +294,16 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^stable-diffusion-2(-1)?(-base)?$", "stable-diffusion-v2 unet", "unet", 865e6),
     (r"^stable-diffusion-xl-base", "stable-diffusion-xl unet", "unet", 2.6e9),
 )
+
+# YOLO-style detectors are one architecture scaled by a (depth, width) multiplier pair; the pair names the
+# published size (YOLOv5/v8 `depth_multiple`/`width_multiple`, YOLOX `depth`/`width`, mmyolo
+# `deepen_factor`/`widen_factor`): family -> {(depth, width): scale letter}
+SCALES: dict[str, dict[tuple[float, float], str]] = {
+    "yolov5": {(0.33, 0.25): "n", (0.33, 0.5): "s", (0.67, 0.75): "m", (1.0, 1.0): "l", (1.33, 1.25): "x"},
+    "yolov8": {(0.33, 0.25): "n", (0.33, 0.5): "s", (0.67, 0.75): "m", (1.0, 1.0): "l", (1.0, 1.25): "x"},
+    "yolox": {(0.33, 0.25): "-nano", (0.33, 0.375): "-tiny", (0.33, 0.5): "-s", (0.67, 0.75): "-m",
+              (1.0, 1.0): "-l", (1.33, 1.25): "-x"},
+    "rtmdet": {(0.167, 0.375): "-tiny", (0.33, 0.5): "-s", (0.67, 0.75): "-m", (1.0, 1.0): "-l",
+               (1.33, 1.25): "-x"},
+}
+

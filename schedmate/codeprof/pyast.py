@@ -66,6 +66,8 @@ def _ce(node: ast.AST, names: dict[str, Any]) -> Any:
         if node.id in names:
             return names[node.id]
         raise ValueError(f"unknown name {node.id}")
+    if isinstance(node, ast.Attribute) and (path := dotted(node)) in names:  # `config.batch_size`, if known
+        return names[path]
     raise ValueError(f"not a constant: {type(node).__name__}")
 
 
@@ -120,7 +122,10 @@ def analyze_python(text: str) -> dict[str, Any]:
             imports.add(node.module)
             imports.update(f"{node.module}.{a.name}" for a in node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            out["functions"].append({"name": node.name, "line": node.lineno, "end": node.end_lineno})
+            a = node.args
+            params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+            out["functions"].append({"name": node.name, "line": node.lineno, "end": node.end_lineno,
+                                     "params": params})
         elif isinstance(node, ast.ClassDef):
             bases = [dotted(b) or "" for b in node.bases]
             out["classes"].append(
@@ -170,6 +175,9 @@ def _dataclass_field(st: ast.AnnAssign) -> dict[str, Any]:
     return f
 
 
+_ABSL_DEFINES = {"DEFINE_integer", "DEFINE_float", "DEFINE_string", "DEFINE_bool", "DEFINE_boolean", "DEFINE_enum"}
+
+
 def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
     func = dotted(node.func) or ""
     if not func:
@@ -213,6 +221,28 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 "help": _help_text(node),
             }
         )
+    elif tail in _ABSL_DEFINES and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        # absl / tf.compat flags: DEFINE_integer('batch_size', 32, 'help')
+        name = node.args[0].value
+        dflt = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
+        default_ok, default = const_eval(dflt) if dflt is not None else (False, None)
+        help_node = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "help"),
+                                                                 None)
+        ok_h, help_text = const_eval(help_node) if help_node is not None else (False, "")
+        is_bool = tail in {"DEFINE_bool", "DEFINE_boolean"}
+        out["argparse"].append(
+            {
+                "dest": name,
+                "flags": [f"--{name}"],
+                "default": default,
+                "has_default": default_ok,
+                "action": "store_true" if is_bool else None,
+                "line": node.lineno,
+                "type": None,
+                "help": help_text if ok_h and isinstance(help_text, str) else "",
+            }
+        )
     elif tail == "HfArgumentParser" and node.args:
         a = node.args[0]
         elts = a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]
@@ -250,6 +280,8 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
     """Assignments to names and attribute chains anywhere, with their `if` guards and depth (0 = module
     level, 1+ = inside functions) and augmented ones (`x //= n`)."""
 
+    scope: list[str] = []  # enclosing class and function names (`Exp.__init__`)
+
     def add(target: ast.AST, value: ast.AST, line: int, op: str | None, depth: int, when: list[str]) -> None:
         name = dotted(target)
         if name:
@@ -261,6 +293,7 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
                     "op": op,
                     "depth": depth,
                     "when": list(when),
+                    "scope": ".".join(scope),
                 }
             )
 
@@ -282,10 +315,14 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
                 visit(st.body, depth, [*when, test])
                 visit(st.orelse, depth, [*when, f"not ({test})"])
             elif isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef):
+                scope.append(st.name)
                 visit(st.body, depth + 1, [])
+                scope.pop()
             elif isinstance(st, ast.ClassDef):
                 # methods only: class-level fields (dataclasses) are read separately
+                scope.append(st.name)
                 visit([m for m in st.body if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)], depth, [])
+                scope.pop()
             elif isinstance(st, ast.Try):
                 visit(st.body, depth, when)
                 for h in st.handlers:

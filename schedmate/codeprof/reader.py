@@ -20,6 +20,8 @@ MAX_TOTAL_BYTES = 4 * 1024 * 1024
 MAX_LISTED_FILES = 2000
 MAX_SEARCHED_FILES = 50000
 """files walked when looking a config up by the tail of its path"""
+_SYSTEM_ROOTS = {"usr", "etc", "bin", "sbin", "lib", "lib64", "proc", "sys", "dev", "var", "boot", "run", "opt",
+                 "root", "tmp"}
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "node_modules", ".mypy_cache", ".pytest_cache", "wandb"}
 TEXT_SUFFIXES = {
     ".py",
@@ -52,6 +54,8 @@ class Workdir:
     """relative path -> (text, file:line of the script that writes it): files a job script creates with a
     here-document or an echo before it launches (a DeepSpeed JSON, a hostfile). They replace a file of the
     same name, as the script's write would."""
+    mapped: dict[str, str] = field(default_factory=dict)
+    """absolute paths outside the workdir read as the workdir file with the same tail (see `_clone_path`)"""
     _texts: dict[str, str] = field(default_factory=dict)
     _all_files: list[str] | None = None
 
@@ -64,16 +68,36 @@ class Workdir:
         """Normalise `path` (relative to `base` inside the workdir, or absolute) to a workdir-relative
         path, or None when it points outside the workdir."""
         text = str(path)
+        if "\x00" in text:  # `$UNSET/dir/file.py`: an unknown prefix; the known tail may still be in the clone
+            tail = text.rsplit("\x00", 1)[1]
+            if tail.startswith("/"):
+                return self._clone_path(Path(os.path.normpath(tail)))
         if text == ANCHOR or text.startswith(ANCHOR + "/"):
             path, base = text[len(ANCHOR):].lstrip("/") or ".", ""
         p = Path(path)
-        if not p.is_absolute():
+        absolute = p.is_absolute()
+        if not absolute:
             p = self.root / base / p
         try:
             lexical = Path(os.path.normpath(p))
             return str(lexical.relative_to(self.root))
         except ValueError:
+            return self._clone_path(lexical) if absolute else None
+
+    def _clone_path(self, outside: Path) -> str | None:
+        """An absolute path into the author's own clone of this repository (`/scratch/me/Repo/scripts/x.sh`):
+        the workdir file with the longest common tail (two components at least; system and package
+        directories never), so a script that hard-codes where its author kept the repository is still read."""
+        parts = outside.parts[1:]
+        if not parts or parts[0] in _SYSTEM_ROOTS or "site-packages" in parts or "dist-packages" in parts:
             return None
+        for k in range(1, len(parts) - 1):
+            cand = "/".join(parts[k:])
+            q = self.root / cand
+            if (q.is_file() and self._inside(q)) or cand in self.virtual:
+                self.mapped.setdefault(str(outside), cand)
+                return cand
+        return None
 
     def exists(self, rel: str) -> bool:
         r = self.rel(rel)

@@ -7,6 +7,7 @@ and the launcher fixes the world size; anything else is unknown (never guessed).
 from __future__ import annotations
 
 import ast
+import re
 import operator
 from typing import Any
 
@@ -129,6 +130,8 @@ class Resolver:
     def _name(self, name: str, ev: list[str]) -> Any:
         """A bare name: a computed local in the entry script (`batch_size = opt.batch_size // world`),
         else a known parameter, else the module-level assignment whose `if` guard holds."""
+        if name == "__name__":
+            return "__main__"  # the names resolved here are the entry script's, which runs as __main__
         if name in self.assigns and name not in self._stack:
             got = self._from_assigns(name, ev, local=True)
             if got is not _MISSING:
@@ -276,6 +279,13 @@ class Resolver:
                 return self._world(ev)
             if f in {"hvd.local_size"} and self.local_world is not None:
                 return self.local_world
+            if f == "len" and len(node.args) == 1:  # `len(cfg.GPUS)`
+                v = self._ev(node.args[0], ev)
+                if isinstance(v, str) and re.fullmatch(r"[\[(]?[\d\s,]+[\])]?", v):  # "0,1,2,3", yacs "(0,1)"
+                    return len([x for x in v.strip("()[]").split(",") if x.strip()])
+                if isinstance(v, (list, tuple)):
+                    return len(v)
+                raise Unknown("len")
             if f in {"int", "float", "str", "bool", "max", "min", "abs", "round"}:
                 vals = [self._ev(a, ev) for a in node.args]
                 if f == "bool" and vals and isinstance(vals[0], str):

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,7 +106,7 @@ class LocalSlurm:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _write_config(root: Path) -> None:
+def _write_config(root: Path, extra: str = "") -> None:
     cpus = max(8, os.cpu_count() or 1)  # room for several one-CPU test jobs at once (config_overrides)
     (root / "state").mkdir()
     (root / "spool").mkdir()
@@ -141,12 +142,16 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 NodeName=localhost CPUs={cpus} State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
-""")
+{extra}""")
     (root / "topology.conf").write_text("SwitchName=s0 Nodes=localhost\n")
 
 
-def start(timeout_s: float = 60.0) -> LocalSlurm:
-    """Start munged, slurmctld and slurmd; return once the node is idle. Raises RuntimeError with the logs."""
+def start(timeout_s: float = 60.0, job_submit: Callable[[Path], object] | None = None,
+          extra_conf: str = "") -> LocalSlurm:
+    """Start munged, slurmctld and slurmd; return once the node is idle. Raises RuntimeError with the logs.
+
+    `job_submit(conf_dir)`: installs a `job_submit.lua` there before slurmctld starts (JobSubmitPlugins=lua);
+    `extra_conf`: more slurm.conf lines (another partition, say)."""
     t0 = time.monotonic()
     root = Path(tempfile.mkdtemp(prefix="schedmate-slurm-"))
     root.chmod(0o755)
@@ -154,7 +159,9 @@ def start(timeout_s: float = 60.0) -> LocalSlurm:
     key = root / "munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)
-    _write_config(root)
+    _write_config(root, ("JobSubmitPlugins=lua\n" if job_submit else "") + extra_conf)
+    if job_submit is not None:
+        job_submit(root)
     try:
         cluster.procs.append(subprocess.Popen(
             [_which("munged"), "--foreground", "--force", f"--key-file={key}", f"--socket={root}/munge.sock",

@@ -141,3 +141,34 @@ def test_a_batch_size_whose_help_says_total_over_all_gpus_is_the_global_batch(tm
         "opt = p.parse_args()\nmodel = torch.nn.Linear(2, 2).cuda()\n")
     prof = analyze_code(tmp_path, command="torchrun --nproc_per_node 4 train.py --batch-size 64", use_llm=False)
     assert prof.value("global_batch_size") == 64 and prof.value("micro_batch_size") == 16
+
+
+def test_a_hydra_group_choice_on_the_command_line_merges_the_option_file_at_its_package(tmp_path):
+    files = {
+        "configs/config/train/base.yaml": "# @package _global_\nconfig:\n  DATA:\n    TRAIN:\n"
+                                          "      BATCHSIZE_PER_REPLICA: 64\n  OPTIMIZER:\n    num_epochs: 100\n",
+        "configs/config/train/models/wide.yaml": "# @package _global_\nconfig:\n  DATA:\n    TRAIN:\n"
+                                                 "      BATCHSIZE_PER_REPLICA: 32\n",
+        "run.py": "import torch\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    p = analyze_code(tmp_path, "python run.py config=train/base +config/train/models=wide", use_llm=False)
+    assert p.facts["micro_batch_size"].value == 32  # the group's option overrides the base config
+    assert p.facts["epochs"].value == 100
+
+
+def test_an_ml_collections_config_folds_conditionals_lookups_and_earlier_fields_without_running_anything():
+    text = (
+        "import ml_collections\nVARIANT = 'B/16'\n\n\ndef get_config(runlocal=''):\n"
+        "  runlocal = bool(runlocal)\n  config = ml_collections.ConfigDict()\n"
+        "  version, patch = VARIANT.split('/')\n  config.model = ml_collections.ConfigDict()\n"
+        "  config.model.hidden_size = {'S': 384, 'B': 768}[version]\n"
+        "  config.batch_size = 8 if runlocal else 4096\n"
+        "  config.steps = 90 * (1281167 // config.batch_size)\n"
+        "  config.seed = __import__('os').getpid()\n  return config\n")
+    tree = load_tree(reader({"c.py": text}), "c.py")
+    assert tree.data["model"]["hidden_size"] == 768 and tree.data["batch_size"] == 4096
+    assert tree.data["steps"] == 90 * 312
+    assert "seed" not in tree.data  # a call the reader does not know is left out, never run

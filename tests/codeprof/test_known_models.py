@@ -45,3 +45,23 @@ def test_every_row_of_the_table_compiles_and_has_a_plausible_size():
         re.compile(pattern)
         assert 1e5 <= params <= 3e12, canonical
         assert family, canonical
+
+
+def test_a_name_whose_variant_follows_a_slash_keeps_it():
+    assert known.normalise_name("DiT-XL/2") == "dit-xl-2" and known.lookup_model("DiT-B/4")[0] == "dit-b"
+    assert known.normalise_name("meta-llama/Llama-2-7b-hf") == "llama-2-7b-hf"
+
+
+def test_a_yolo_style_detector_is_sized_by_its_depth_and_width_multipliers(tmp_path):
+    from schedmate.codeprof.analyzer import analyze_code
+
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "yolov5_s_coco.py").write_text(
+        "deepen_factor = 0.33\nwiden_factor = 0.5\nmodel = dict(backbone=dict(type='YOLOv5CSPDarknet',"
+        " deepen_factor=deepen_factor, widen_factor=widen_factor))\ntrain_dataloader = dict(batch_size=16)\n")
+    (tmp_path / "train.py").write_text("import argparse\np = argparse.ArgumentParser()\np.add_argument('config')\n")
+    f = analyze_code(tmp_path, "python train.py configs/yolov5_s_coco.py", use_llm=False).facts
+    assert f["model_name"].value == "yolov5s" and f["params"].value == 7.2e6
+    (tmp_path / "configs" / "yolov5_s_coco.py").write_text("deepen_factor = 0.5\nwiden_factor = 0.5\n")
+    f = analyze_code(tmp_path, "python train.py configs/yolov5_s_coco.py", use_llm=False).facts
+    assert f.get("params") is None  # a pair no published scale has: no guess

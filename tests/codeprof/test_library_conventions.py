@@ -84,6 +84,42 @@ def test_library_conventions_need_the_library_a_script_with_the_same_flag_names_
     assert p.facts["micro_batch_size"].value == 64
 
 
+def test_an_openmmlab_config_gives_the_per_gpu_batch_of_the_training_loader_over_its_bases(tmp_path):
+    (tmp_path / "configs" / "_base_").mkdir(parents=True)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "train.py").write_text(
+        "from mmengine.config import Config\nfrom mmengine.runner import Runner\n\n"
+        "cfg = Config.fromfile(args.config)\nrunner = Runner.from_cfg(cfg)\nrunner.train()\n"
+    )
+    (tmp_path / "configs" / "_base_" / "base.py").write_text(
+        "train_batch_size_per_gpu = 16\ntrain_dataloader = dict(batch_size=train_batch_size_per_gpu)\n"
+        "val_dataloader = dict(batch_size=1)\noptim_wrapper = dict(batch_size_per_gpu=train_batch_size_per_gpu)\n"
+        "train_cfg = dict(max_epochs=300)\n"
+    )
+    (tmp_path / "configs" / "run.py").write_text(
+        "_base_ = './_base_/base.py'\ntrain_batch_size_per_gpu = 12\n"
+        "train_dataloader = dict(batch_size=train_batch_size_per_gpu)\ntrain_cfg = dict(max_epochs=40)\n"
+    )
+    f = analyze_code(tmp_path, "python tools/train.py configs/run.py", use_llm=False).facts
+    assert f["micro_batch_size"].value == 12 and f["epochs"].value == 40
+    assert f["num_gpus"].value == 1  # no launcher: the runner's `launcher='none'`, one GPU
+
+
+def test_an_ultralytics_job_splits_its_total_batch_over_the_gpus_and_accumulates_to_the_nominal_batch(tmp_path):
+    p = analyze_code(tmp_path, "yolo detect train data=coco.yaml model=yolo11n.yaml", use_llm=False)
+    f = p.facts
+    assert f["num_gpus"].value == 1 and f["epochs"].value == 100  # the library's defaults
+    assert f["micro_batch_size"].value == 16 and f["global_batch_size"].value == 64  # 4 x 16 up to nbs 64
+    f = analyze_code(tmp_path, "yolo train model=yolo11s.pt batch=64 device=0,1,2,3 epochs=300", use_llm=False).facts
+    assert f["num_gpus"].value == 4 and f["micro_batch_size"].value == 16 and f["global_batch_size"].value == 64
+    assert f["epochs"].value == 300 and f["params"].value == 9.4e6
+
+
+def test_a_schedulers_milestones_are_not_the_run_length(tmp_path):
+    wd = detectron2_job(tmp_path, BASE, '_BASE_: "Base-RCNN-FPN.yaml"\nSOLVER:\n  STEPS: (210000, 250000)\n'
+                                        '  MAX_ITER: 270000\n')
+    f = analyze_code(wd, "python tools/train_net.py --config-file configs/run.yaml --num-gpus 8", use_llm=False).facts
+    assert f["train_steps"].value == 270000
 HF_SCRIPT = '''
 from transformers import HfArgumentParser, Trainer, TrainingArguments
 

@@ -121,3 +121,25 @@ def test_eval_prompts_on_the_real_corpus_says_how_to_build_it_when_it_is_missing
     r = CliRunner().invoke(app, ["eval", "prompts", "--component", "code", "--corpus", "real", "--no-llm",
                                  "--out", str(tmp_path / "out")])
     assert r.exit_code == 2 and "eval.realjobs.rebuild" in r.output
+
+
+def test_a_lost_issue_excerpt_is_recovered_from_a_search_result_that_quotes_it():
+    from eval.realjobs.rebuild import recover_excerpt
+
+    saved = "Epoch 1/10\n  3/234 [....] - loss: nan\n"
+    # the search tool returns the thread's text around the quote, with markdown quote marks and trailing blanks
+    candidate = "org/repo · issue #1\n# title\n\n```\n> Epoch 1/10   \n>   3/234 [....] - loss: nan\n```\nthanks"
+    hits = recover_excerpt(candidate, {sha(saved): "item"})
+    assert [t for _, t in hits] == [saved]
+    assert recover_excerpt("nothing like it", {sha(saved): "item"}) == []
+
+
+def test_an_issue_excerpt_needs_a_find_query_and_a_file_log_has_none():
+    from eval.realjobs.corpus import LogSource
+
+    with pytest.raises(ValueError, match="find"):
+        LogSource(issue_url="https://github.com/o/r/issues/1", excerpt_sha256=sha("x"))
+    assert LogSource(issue_url="https://github.com/o/r/issues/1", excerpt_sha256=sha("x"), find="o r loss nan").find
+    with pytest.raises(ValueError, match="find"):
+        LogSource(origin={"repo": "o/r", "commit": "a" * 40}, path="log.txt", sha256=sha("x"),
+                  excerpt_sha256=sha("x"), find="q")

@@ -1,13 +1,19 @@
-"""A real service on loopback (uvicorn in a thread) over a real SQLite file; a real httpx client."""
+"""A real service on loopback (uvicorn in a thread, or `schedmate serve` as its own process for kill -9)
+over a real SQLite file; a real httpx client."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -15,6 +21,8 @@ import uvicorn
 
 from schedmate.service.app import Settings, create_app, create_token
 from schedmate.service.db import Store
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -33,6 +41,10 @@ class Running:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=20)
+
+    @property
+    def app(self):
+        return self.server.config.app
 
 
 def start(settings: Settings) -> Running:
@@ -71,3 +83,53 @@ def service(tmp_path: Path, jobs_root: Path) -> Iterator[tuple[Running, dict[str
     running = start(Settings(db=db, roots=[jobs_root], rate_per_s=1000, burst=1000))
     yield running, tokens
     running.stop()
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def wait_up(url: str, proc: subprocess.Popen | None = None, verify: Any = True) -> None:
+    for _ in range(600):
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"service exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1, verify=verify).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.05)
+    raise RuntimeError("service did not start")
+
+
+@dataclass
+class Process:
+    """`schedmate serve` as its own process (what an operator runs)."""
+
+    url: str
+    proc: subprocess.Popen
+
+    def kill9(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+
+
+def serve_process(db: str, *args: str, env: dict[str, str] | None = None, https: bool = False,
+                  verify: Any = True) -> Process:
+    port = free_port()
+    log = Path(db.split("?")[0].removeprefix("sqlite:///file:")).with_suffix(f".{port}.log")
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "schedmate.cli", "serve", "--port", str(port), "--db", db,
+                                 *args], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+                                stdout=subprocess.DEVNULL, stderr=err)
+    url = f"{'https' if https else 'http'}://127.0.0.1:{port}"
+    try:
+        wait_up(url, proc, verify)
+    except RuntimeError:
+        proc.kill()
+        raise RuntimeError(f"schedmate serve did not start: {log.read_text()[-2000:]}") from None
+    return Process(url, proc)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+from pathlib import Path
 
 import httpx
 
@@ -44,7 +46,11 @@ def test_a_submitted_job_gets_its_code_profile_and_the_instructions_in_its_code_
 def test_a_log_chunk_refreshes_progress_and_a_failure_marks_the_job_failed(service, jobs_root):
     running, tokens = service
     h = auth(tokens["submit"])
-    httpx.post(f"{running.url}/v1/jobs", json=job(jobs_root), headers=h, timeout=60)
+    llama = Path(__file__).resolve().parents[2] / "eval" / "datasets" / "code" / "jobs" / "fsdp_llama7b_four_nodes"
+    shutil.copytree(llama, jobs_root / "llama")
+    body = job(jobs_root) | {"workdir": str(jobs_root / "llama"), "command": (llama / "command.txt").read_text()}
+    submitted = httpx.post(f"{running.url}/v1/jobs", json=body, headers=h, timeout=60).json()
+    assert submitted["annotation"]["network_sensitivity"] == 1.0
     lines = "".join(f" iteration       {i * 10}/    5000 | elapsed time per iteration (ms): 1000.0 | lm loss: 2.{i}E+00 |\n"
                     for i in range(1, 6))
     r = httpx.post(f"{running.url}/v1/jobs/j1/log", content=lines, headers=h, timeout=60)
@@ -53,6 +59,10 @@ def test_a_log_chunk_refreshes_progress_and_a_failure_marks_the_job_failed(servi
     crash = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     r = httpx.post(f"{running.url}/v1/jobs/j1/log", content=crash, headers=h, timeout=60)
     assert r.json()["annotation"]["failure"]["category"] == "oom"
+    # what the log cannot tell stays from the submission: the code's network sensitivity
+    assert r.json()["annotation"]["network_sensitivity"] == submitted["annotation"]["network_sensitivity"] is not None
+    components = [p["component"] for p in r.json()["annotation"]["provenance"]]
+    assert "code" in components and "logs" in components
     listed = httpx.get(f"{running.url}/v1/jobs", params={"state": "failed"}, headers=h).json()["jobs"]
     assert [j["id"] for j in listed] == ["j1"]
 
@@ -107,4 +117,16 @@ def test_metrics_count_requests_in_prometheus_format(service, jobs_root):
     running, tokens = service
     httpx.post(f"{running.url}/v1/jobs", json=job(jobs_root, "m1"), headers=auth(tokens["submit"]), timeout=60)
     text = httpx.get(f"{running.url}/metrics").text
-    assert "schedmate_jobs_submitted_total 1" in text and "schedmate_request_seconds_count" in text
+    assert 'schedmate_events_total{event="jobs_submitted"} 1.0' in text
+    assert 'schedmate_http_request_duration_seconds_count{route="/v1/jobs"} 1.0' in text
+    assert "schedmate_llm_queue_depth 0.0" in text and "schedmate_llm_calls_total 0.0" in text
+
+
+def test_the_openapi_document_lists_every_endpoint_and_docs_are_served(service):
+    running, _ = service
+    paths = httpx.get(f"{running.url}/openapi.json").json()["paths"]
+    for path in ("/v1/jobs", "/v1/jobs/upload", "/v1/jobs/{job_id}/log", "/v1/jobs/{job_id}/finish",
+                 "/v1/jobs/{job_id}", "/v1/admission/kubernetes", "/v1/clients", "/healthz", "/readyz", "/metrics"):
+        assert path in paths, path
+    assert "text/plain" in paths["/v1/jobs/{job_id}/log"]["post"]["requestBody"]["content"]
+    assert httpx.get(f"{running.url}/docs").status_code == 200

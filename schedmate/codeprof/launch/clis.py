@@ -114,9 +114,10 @@ def framework_cli(ctx: Ctx, toks: list[str]) -> bool:
     L.chain.append(prog)
     rest = toks[1:]
     module = prog
-    if rest and rest[0] in conv.train_subcommands:
-        module = f"{prog} {rest[0]}"
-        rest = rest[1:]
+    k = next((j for j, t in enumerate(rest[:2]) if t in conv.train_subcommands), None)
+    if k is not None:  # `yolo train ...`, `yolo detect train ...` (a task word before the mode)
+        module = f"{prog} {rest[k]}"
+        rest = rest[:k] + rest[k + 1:]
     valued = {o.replace("-", "_") for o in conv.nproc_options + conv.nodes_options}
     opts, i = scan_options(rest, 0, valued, set()) if conv.script_after_options else ({}, 0)
     if not conv.script_after_options:

@@ -43,9 +43,11 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
             return t, True
         if PYTHONS.match(name):
             rest = argv[k + 1:]
-            if "-c" in rest[:3]:
+            # the interpreter's own options come before the script: `python train.py -c cfg` is a script
+            opts = rest[:next((j for j, t in enumerate(rest) if not t.startswith("-")), len(rest))]
+            if "-c" in opts:
                 return "-c", False
-            if "-m" in rest:
+            if "-m" in opts:
                 mod = rest[rest.index("-m") + 1] if rest.index("-m") + 1 < len(rest) else ""
                 if mod.startswith("torch.distributed") or mod.startswith(("accelerate", "deepspeed")):
                     continue
@@ -96,7 +98,13 @@ def choose(execs: list[Exec], wd: Workdir) -> tuple[Exec | None, list[str]]:
     best = max(ranked, key=lambda t: (t[0], t[1]))
     notes: list[str] = []
     rivals = [ex for r, _, ex in ranked if r == best[0] and ex.argv != best[2].argv]
-    if rivals:
+    if rivals and best[2].background and all(
+            ex.background and ex.argv[:2] == best[2].argv[:2] and len(ex.argv) == len(best[2].argv) for ex in rivals):
+        # the same program started N times side by side (`python train.py --rank 0 & ... --rank 7 & wait`):
+        # one job of N processes
+        best[2].parallel = len(rivals) + 1
+        notes.append(f"{len(rivals) + 1} copies of the launch run side by side (started with &): one process each")
+    elif rivals:
         notes.append(f"{len(rivals) + 1} launch commands qualify; read the first, at {best[2].where}")
     if best[2].conditional:
         notes.append(f"the launch at {best[2].where} runs only under a condition the sources do not decide")
@@ -127,7 +135,13 @@ def follow(ctx: Ctx, command: str, script: bool = False) -> bool:
     L.base = main.cwd
     L.env.update(main.env)
     ctx.where = [main.where, *main.evidence]
-    return ctx.dispatch(main.argv)
+    done = ctx.dispatch(main.argv)
+    if main.parallel > 1 and L.get("single_process"):
+        L.settings.pop("single_process", None)
+        L.put("procs_per_node", main.parallel, [main.where])
+        L.put("distributed_launcher", True, [main.where])
+        combine(L)
+    return done
 
 
 def parse_launch(command: str, wd: Workdir, env: dict[str, str] | None = None) -> Launch:

@@ -64,6 +64,9 @@ def entry(ctx: Ctx, script: str | None, args: list[str], module: str | None = No
                     break
             if L.script:
                 break
+        if L.script is None and (mapped := _package_dir_module(ctx, module)) is not None:
+            L.script = mapped
+            L.notes.append(f"module {module}: {mapped} (package_dir of the repository's setup.py)")
     elif script is not None:
         L.script = ctx.wd.rel(script, L.base)
         if L.script is None:
@@ -78,3 +81,21 @@ def entry(ctx: Ctx, script: str | None, args: list[str], module: str | None = No
         L.put("procs_per_node", 1, ctx.where, override=False)
         L.put("single_process", True, ctx.where, override=False)
     return True
+
+
+def _package_dir_module(ctx: Ctx, module: str) -> str | None:
+    """A module the repository installs from another directory (`package_dir={"yolox.tools": "tools"}` in
+    setup.py or setup.cfg's `[options.package_dir]`): the file `python -m module` runs."""
+    import re
+
+    text = (ctx.wd.read_text("setup.py") or "") + "\n" + (ctx.wd.read_text("setup.cfg") or "")
+    pairs = re.findall(r"""['"]?([A-Za-z_][\w.]*)['"]?\s*[:=]\s*['"]?([\w./-]+)['"]?""", text)
+    for pkg, directory in sorted(pairs, key=lambda p: -len(p[0])):
+        if module == pkg or module.startswith(pkg + "."):
+            rest = module[len(pkg):].lstrip(".").replace(".", "/")
+            for cand in ((f"{directory}/{rest}.py", f"{directory}/{rest}/__main__.py") if rest
+                         else (f"{directory}/__main__.py",)):
+                rel = ctx.wd.rel(cand)
+                if rel and ctx.wd.exists(rel):
+                    return rel
+    return None

@@ -20,9 +20,10 @@ _SRUN_VALUED = {
     "mpi", "cpu_bind", "export", "container_image", "container_mounts", "qos", "w", "nodelist", "x", "exclude",
     "constraint", "C", "container_workdir", "container_name", "ntasks_per_socket", "distribution", "m",
     "mem_per_gpu", "mem_per_cpu", "gpu_bind", "hint", "chdir", "D", "reservation", "wckey", "comment",
+    "wait", "W",
 }
 _SRUN_FLAGS = {"exclusive", "l", "label", "u", "unbuffered", "overlap", "kill_on_bad_exit", "K",
-               "no_container_mount_home", "container_remap_root", "pty", "wait", "W"}
+               "no_container_mount_home", "container_remap_root", "pty"}
 _INNER_LAUNCHERS = {"torchrun", "deepspeed", "accelerate", "bash", "sh"}
 
 

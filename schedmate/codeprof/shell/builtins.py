@@ -29,6 +29,7 @@ from schedmate.codeprof.shell.state import (
     _Return,
     _State,
 )
+from schedmate.codeprof.shell.values import MARK
 
 
 class BuiltinsMixin:
@@ -146,8 +147,8 @@ class BuiltinsMixin:
 
     # -- nested scripts ---------------------------------------------------------------------------
     def _script_path(self, path: str, st: _State) -> str | None:
-        if is_unknown(path):
-            return None
+        if is_unknown(path) and not path.rsplit(MARK, 1)[1].startswith("/"):
+            return None  # only `$UNSET/known/tail` can still be found (as a path into the author's clone)
         for base in (st.cwd, posixpath.dirname(st.script) if st.script != "cmd" else st.cwd, ""):
             rel = self.files.rel(path, base)
             if rel is not None and self.files.exists(rel):
@@ -196,7 +197,8 @@ class BuiltinsMixin:
         return None
 
     def _descend(self, rel: str, args: list[str], st: _State, prefix: list[str],
-                 prefix_env: dict[str, tuple[str, set[str]]], sbatch: bool) -> None:
+                 prefix_env: dict[str, tuple[str, set[str]]], sbatch: bool, text: str | None = None) -> None:
+        """Run a nested script (`rel`; or `text`, a batch script given on sbatch's standard input)."""
         if st.depth >= MAX_DEPTH:
             self.run.notes.append(f"{rel}: scripts nest deeper than {MAX_DEPTH}; not followed")
             return
@@ -211,9 +213,18 @@ class BuiltinsMixin:
         if sbatch:
             for name, value in _options(prefix[1:]):
                 child.sbatch[name] = (value, st.where(self._line))
+        if text is not None:  # `sbatch <<EOF`: the here-document is the batch script
+            self._sbatch_headers(text, rel, child)
         if sbatch and child.sbatch:
             _slurm_env(child)
-        self._run_file(rel, child, sbatch_headers=True)
+        if text is None:
+            self._run_file(rel, child, sbatch_headers=True)
+            return
+        old_script, child.script = child.script, rel
+        try:
+            self._source_text(text, rel, child)
+        finally:
+            child.script = old_script
 
     # -- conditions -------------------------------------------------------------------------------
     def _test(self, raw_words: list[str], st: _State, double: bool) -> bool | None:

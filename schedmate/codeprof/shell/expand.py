@@ -98,6 +98,8 @@ class _Fields:
 
 def expand_word(word: str, lk: Lookup, split: bool = True) -> list[str]:
     """Fields of a word after expansion, quote removal and (when `split`) field splitting."""
+    if word.startswith(("<(", ">(")):
+        return [unknown("process substitution")]  # /dev/fd/N of a command that is never run
     out = _Fields()
     _expand_into(word, lk, out, quoted=False, split=split)
     return out.done()
@@ -449,7 +451,9 @@ def _replace(s: str, pat: str, rep: str, op: str) -> str:
     return out
 
 
-_PURE_CD_PWD = re.compile(r"""^\s*cd\s+(.+?)\s*(?:>\s*/dev/null\s*)?(?:2>&1\s*)?&&\s*pwd(?:\s+-P)?\s*$""")
+# `$(cd "$(dirname "$0")" && pwd)`, `$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &> /dev/null && pwd -P)`
+_PURE_CD_PWD = re.compile(r"""^\s*cd\s+(?:-P\s+|-L\s+|--\s+)*(.+?)\s*(?:&?>\s*/dev/null\s*)?(?:2>&1\s*)?"""
+                          r"""&&\s*pwd(?:\s+-P)?\s*$""")
 
 
 def command_substitution(code: str, lk: Lookup) -> str:
@@ -461,6 +465,17 @@ def command_substitution(code: str, lk: Lookup) -> str:
         if is_unknown(target):
             return unknown("pwd")
         return _normpath(target, lk.cwd())
+    idiom = _counting_idiom(code, lk)
+    if idiom is not None:
+        return idiom
+    if re.match(r"^e?grep\s", code) and lk.read is not None:  # `grep 'x:' cfg.yaml | awk '{print $2}'`
+        from schedmate.codeprof.shell.textutils import run_pipeline
+
+        expanded = _expand_outside_single_quotes(code, lk)
+        if expanded is None:
+            return unknown("$(grep ...)")
+        got = run_pipeline(expanded, lk.read)
+        return got[0] if got is not None else unknown("$(grep ...)")
     try:
         import shlex
 
@@ -470,6 +485,8 @@ def command_substitution(code: str, lk: Lookup) -> str:
     if not words or any(w in ("|", "&&", "||", ";") for w in words) or "|" in code:
         return unknown(f"$({code[:40]})")
     cmd, args = words[0], [expand_string(_requote(a), lk) for a in words[1:]]
+    if cmd in ("dirname", "basename", "realpath", "readlink") and "--" in args:
+        args.remove("--")  # the end of options: `dirname -- "$0"`
     if any(is_unknown(a) for a in args):
         return unknown(f"$({cmd})")
     if cmd == "echo":
@@ -490,6 +507,48 @@ def command_substitution(code: str, lk: Lookup) -> str:
         except Unknown:
             return unknown("$(expr)")
     return unknown(f"$({cmd})")
+
+
+# pipelines batch scripts use to count their nodes or GPUs; inside a Slurm job their values are what the
+# allocation says (the SLURM_* variables the #SBATCH options give), so they need not run
+_COUNT_NODES = re.compile(r"""^scontrol\s+show\s+hostnames?\s+["']?\$\{?SLURM_(JOB_)?NODELIST\}?["']?\s*\|\s*wc\s+-l$""")
+_COUNT_GPUS = re.compile(r"""^(nvidia-smi\s+(-L|--list-gpus)\s*\|\s*wc\s+-l|python3?\s+-c\s+["']import torch;\s*"""
+                         r"""print\(torch\.cuda\.device_count\(\)\)["'])$""")
+
+
+def _counting_idiom(code: str, lk: Lookup) -> str | None:
+    """The value of a node- or GPU-counting pipeline inside a Slurm job, when the allocation fixes it."""
+    if _COUNT_NODES.match(code):
+        n = expand_string("${SLURM_JOB_NUM_NODES:-${SLURM_NNODES}}", lk)
+        return n if not is_unknown(n) and n.isdigit() else unknown("$(scontrol show hostnames | wc -l)")
+    if _COUNT_GPUS.match(code):
+        n = expand_string("${SLURM_GPUS_ON_NODE}", lk)
+        return n if not is_unknown(n) and n.isdigit() else unknown("$(GPU count)")
+    return None
+
+
+def _expand_outside_single_quotes(code: str, lk: Lookup) -> str | None:
+    """`$VAR`/`${VAR}` replaced by their values outside single quotes (awk programs keep their `$2`); None
+    when a value is unknown."""
+    out: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(code):
+        c = code[i]
+        if c == "'":
+            quoted = not quoted
+        if c == "$" and not quoted:
+            m = re.match(r"\$\{(\w+)\}|\$(\w+)", code[i:])
+            if m:
+                v = expand_string(m.group(0), lk)
+                if is_unknown(v):
+                    return None
+                out.append(v)
+                i += m.end()
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _requote(word: str) -> str:

@@ -66,6 +66,7 @@ from schedmate.codeprof.shell.state import (
     _Return,
     _State,
 )
+from schedmate.codeprof.shell.textutils import run_pipeline
 
 
 class Interpreter(BuiltinsMixin):
@@ -163,7 +164,11 @@ class Interpreter(BuiltinsMixin):
                 return unknown(name)
             return None
 
-        return Lookup(get, get_array, set_, lambda: st.positional, special, lambda: anchored(st.cwd))
+        def read(path: str) -> str | None:
+            rel = self.files.rel(path, st.cwd)
+            return self.files.read(rel) if rel is not None and self.files.exists(rel) else None
+
+        return Lookup(get, get_array, set_, lambda: st.positional, special, lambda: anchored(st.cwd), read=read)
 
     def _here(self, st: _State) -> str:
         return st.where(self._line)
@@ -194,8 +199,13 @@ class Interpreter(BuiltinsMixin):
 
     def _seq(self, seq: Seq, st: _State) -> bool | None:
         status: bool | None = True
-        for item in seq.items:
-            status = self._node(item, st)
+        outer = st.background
+        for k, item in enumerate(seq.items):
+            st.background = outer or (k < len(seq.background) and seq.background[k])
+            try:
+                status = self._node(item, st)
+            finally:
+                st.background = outer
         return status
 
     def _node(self, node: Any, st: _State) -> bool | None:
@@ -397,6 +407,10 @@ class Interpreter(BuiltinsMixin):
             return builtin
         if prog in st.funcs:
             return self._call(st.funcs[prog], argv[1:], st)
+        if prog in ("grep", "egrep"):  # a grep over the job's own files: its status is knowable
+            got = run_pipeline(shlex.join(argv), self._lookup(st).read or (lambda _p: None))
+            if got is not None:
+                return got[1]
         if prog in _UTILITIES:
             return False if prog == "false" else (None if prog in _QUERY else True)
         nested = self._nested_script(argv, st)
@@ -405,6 +419,14 @@ class Interpreter(BuiltinsMixin):
         if nested is not None:
             rel, args, prefix = nested
             self._descend(rel, args, st, prefix, prefix_env, sbatch=prog == "sbatch")
+            return True
+        doc = next((r for r in node.redirects if r.heredoc is not None), None)
+        if prog == "sbatch" and doc is not None:  # the batch script is a here-document on standard input
+            try:
+                text = doc.heredoc if doc.heredoc_quoted else expand_heredoc(doc.heredoc or "", self._lookup(st))
+            except Unknown:
+                text = doc.heredoc or ""
+            self._descend(f"{st.script}:{node.line}<<sbatch", [], st, argv, prefix_env, sbatch=True, text=text or "")
             return True
         if prog == "sbatch":  # sbatch --wrap="..." or a script outside the workdir
             self._record(argv, env, node, used, st)
@@ -416,7 +438,7 @@ class Interpreter(BuiltinsMixin):
         self.run.execs.append(Exec(
             argv=[*st.prefix, *argv], env=env, where=st.where(node.line), evidence=self._evidence(used, st),
             cwd=st.cwd, conditional=st.conditional > 0, script=st.script, depth=st.depth,
-            prefix=list(st.prefix), sbatch=dict(st.sbatch), scripts=list(st.stack),
+            prefix=list(st.prefix), sbatch=dict(st.sbatch), scripts=list(st.stack), background=st.background,
         ))
 
     def _exported(self, st: _State) -> dict[str, str]:

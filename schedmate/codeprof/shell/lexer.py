@@ -68,6 +68,10 @@ class Lexer:
                     self.i += 1
             elif s.startswith("((", self.i) and self._prev() in _CMD_START | {"for"}:
                 self._arith()
+            elif s.startswith(("<(", ">("), self.i):  # process substitution: a word naming a pipe
+                start, line = self.i, self.line
+                self._skip_parens(self.i + 2)
+                self.out.append(Token("WORD", s[start:self.i], line))
             else:
                 m = REDIRECT.match(s[self.i:self.i + 6])
                 if m and (m.group(1) != "&" or m.group(2).startswith(">")):

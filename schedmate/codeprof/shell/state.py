@@ -101,6 +101,10 @@ class Exec:
     """#SBATCH / sbatch options in force: name -> (value, file:line)"""
     scripts: list[str] = field(default_factory=list)
     """the scripts run to get here, outermost first (`bash run.sh` -> `srun bash inner.sh`)"""
+    background: bool = False
+    """started with `&`: it runs beside the commands that follow"""
+    parallel: int = 1
+    """copies of this command started side by side (set by the launcher when it counts them)"""
 
 
 @dataclass
@@ -143,12 +147,13 @@ class _State:
     sbatch: dict[str, tuple[str, str]] = field(default_factory=dict)
     funcs: dict[str, Any] = field(default_factory=dict)
     stack: list[str] = field(default_factory=list)
+    background: bool = False
 
     def fork(self) -> _State:
         """A copy whose assignments do not reach this state (Vars are replaced, never changed in place)."""
         return _State(dict(self.globals), [dict(s) for s in self.locals], list(self.positional), self.cwd,
                       self.script, self.depth, self.conditional, list(self.prefix), dict(self.sbatch),
-                      dict(self.funcs), list(self.stack))
+                      dict(self.funcs), list(self.stack), self.background)
 
     def where(self, line: int) -> str:
         return "cmd" if self.script == "cmd" else f"{self.script}:{line}"

@@ -58,3 +58,5 @@ class Lookup:
     """`0`, `#`, `?`, `$`, `!`, `PWD`, `BASH_SOURCE`: a value, or None when unknown"""
     cwd: Callable[[], str]
     used: set[str] = field(default_factory=set)
+    read: Callable[[str], str | None] | None = None
+    """a workdir file's text by a path as the script names it (for `grep ... file` pipelines); None: no reads"""

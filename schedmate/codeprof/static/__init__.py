@@ -12,6 +12,7 @@ precision), `parallel`.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from schedmate.codeprof.launch import parse_launch
@@ -33,6 +34,12 @@ from schedmate.codeprof.static.parallel import ParallelMixin
 from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
 from schedmate.codeprof.static.runtime import RuntimeMixin
+
+
+# a gradient-accumulation setting or call (`gradient_accumulation_steps`, `accum_iter`, `update_freq`,
+# `accelerator.accumulate(model)`), not any word with "accum" in it (`coco_evaluator.accumulate()`)
+_ACCUM_NAME = re.compile(r"grad\w*accum|accum\w*(grad|step|iter|batch|freq)|update_freq|^accelerator\.accumulate$|"
+                         r"\baccum_?(steps|iter)?$|accumulate_grad", re.IGNORECASE)
 
 
 class StaticPass(ReadingMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMixin):
@@ -98,12 +105,13 @@ class StaticPass(ReadingMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMix
             got = self._first(names, min_layer=CODE_DEFAULT)
             if got is not None and isinstance(got[0], int) and not isinstance(got[0], bool) and got[0] > 0:
                 r.dims[key] = (got[0], list(got[1]))
-        knob = any("accum" in k for k, _ in r.params.items())
+        knob = any(_ACCUM_NAME.search(k) for k, _ in r.params.items())
         for s in r.py.values():
             knob = knob or any(
-                "accum" in c["func"] or any("accum" in k for k in c["kwargs"]) for c in s["calls"]
+                _ACCUM_NAME.search(c["func"]) and not re.search(r"eval", c["func"], re.IGNORECASE)
+                or any(_ACCUM_NAME.search(k) for k in c["kwargs"]) for c in s["calls"]
             )
-            knob = knob or any("accum" in a["target"] for a in s["assigns"])
+            knob = knob or any(_ACCUM_NAME.search(a["target"]) for a in s["assigns"])
         r.accum_knob = bool(knob or self._ds is not None or (r.launch and r.launch.get("grad_accum")))
 
 

@@ -21,6 +21,27 @@ from schedmate.codeprof.static.names import (
 )
 from schedmate.codeprof.static.result import precision_word
 
+# a batch size divided by the number of processes or GPUs
+_SPLIT_OVER_PROCESSES = re.compile(
+    r"batch_?size\w*\)?\s*//?\s*\(?\s*(?:max\(\s*1\s*,\s*)?[\w.]*?"
+    r"(?:world_size|num_gpus?|n_?gpus|ngpus_per_node|nprocs|num_processes|num_replicas|device_count|"
+    r"get_world_size)\b",
+    re.IGNORECASE)
+
+
+# names a setting goes by when no listed name fits (`nb_epoch`, `n_iters`, `imgs_per_gpu`); words that make a
+# look-alike (eval, warm-up, save, log, decay, per-epoch, ...) rule a key out
+_FUZZY = {
+    "steps": re.compile(r"^(?:(?:max|total|num|n|nb|train|training)_?)*(?:steps?|iters?|iterations?|updates?|niter)$"),
+    "epochs": re.compile(r"^(?:(?:max|total|num|n|nb|train|training)_?)*(?:epochs?|nepoch|n_ep)$"),
+    "micro": re.compile(r"^(?:(?:train|training|per_gpu|per_device|local|device|gpu)_?)*(?:batch_?size|bs|batch|"
+                        r"imgs_per_gpu|images_per_gpu|samples_per_gpu)(?:_?(?:per_gpu|per_device|train))?$"),
+}
+_LOOKALIKE = re.compile(r"eval|valid|(^|[._])val([._]|$)|test|infer|predict|warm|save|ckpt|checkpoint|log|print|"
+                        r"display|report|decay|sched|(^|[._])lr|patience|early|per_epoch|interval|freq|every|"
+                        r"sample|gen|rollout|buffer|replay|target|(^|[._])min_|start|resume|skip|anneal|ramp|"
+                        r"accum|grad|ema|swa|reg|prune|distill|teacher|pseudo", re.IGNORECASE)
+
 
 class BatchMixin:
     """Batch sizes, accumulation, sequence length, steps/epochs and precision."""
@@ -29,15 +50,56 @@ class BatchMixin:
         self, names: tuple[str, ...], min_layer: int = LIBRARY_DEFAULT
     ) -> tuple[Any, list[str]] | None:
         for n in names:
-            pv = self.r.params.get_path(n) if "." in n else self.r.params.get(n)
+            pv = self._dotted(n) if "." in n else self.r.params.get(n)
             if (
                 pv is not None
                 and pv.layer >= min_layer
                 and pv.value is not None
-                and not isinstance(pv.value, (dict, list))
+                and not isinstance(pv.value, (dict, list, tuple, set))
             ):
                 return pv.value, pv.where
         return None
+
+    def _dotted(self, name: str) -> Any:
+        """A dotted name (`train_dataloader.batch_size`) as the full key or the tail of one, never its bare
+        leaf (`training.steps` must not find a scheduler's `solver.steps`)."""
+        P = self.r.params
+        exact = P.get_path(name)
+        if exact is not None and (exact.key == name or exact.key.endswith("." + name)):
+            return exact
+        tail = "." + name
+        hits = [pv for k, pv in P.items() if k.endswith(tail)]
+        return hits[0] if len({repr(h.value) for h in hits}) == 1 else None
+
+    def _fuzzy(self, kind: str) -> tuple[Any, list[str]] | None:
+        """The one value the job's own settings give under a name of this kind when no listed name was
+        found; None when there is none or they disagree (a guess between look-alikes is no answer)."""
+        pattern = _FUZZY[kind]
+        hits: dict[int, list[str]] = {}
+        for key, pv in self.r.params.items():
+            leaf = key.rsplit(".", 1)[-1]
+            if pv.layer < CODE_DEFAULT or not pattern.match(leaf) or _LOOKALIKE.search(key):
+                continue
+            v = to_int(pv.value)
+            if v is not None and v > 0:
+                hits.setdefault(v, pv.where)
+        if len(hits) == 1:
+            ((v, where),) = hits.items()
+            return v, where
+        return None
+
+    def _help_says_per_device(self, found: tuple[Any, list[str]] | None) -> bool:
+        """The option behind `found` is documented as a per-device batch (`help='batch size per compute
+        device'`)."""
+        if found is None:
+            return False
+        for rel, s in self.r.py.items():
+            for a in s["argparse"]:
+                if f"{rel}:{a['line']}" in found[1] or (a["dest"] == "batch_size" and "cmd" in found[1]):
+                    if re.search(r"per[ -](gpu|device|compute device|replica|tower|core|worker|process)",
+                                 (a.get("help") or "").lower()):
+                        return True
+        return False
 
     def _help_says_total(self, found: tuple[Any, list[str]] | None) -> str | None:
         """file:line of the argparse option behind `found` when its help calls it the total over all GPUs
@@ -56,22 +118,21 @@ class BatchMixin:
         return None
 
     def _divided_by_world(self) -> str | None:
-        """file:line of `x_per_device = ... batch_size // world_size` in the code read, if any."""
+        """file:line where the code splits a configured batch over the processes or GPUs
+        (`batch_size // world_size`, `int(cfg.TRAIN.BATCH_SIZE / max(1, cfg.NUM_GPUS))`,
+        `args.batch_size = int(args.batch_size / args.world_size)`): the configured batch is the total."""
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
-                if re.search(r"per_(device|gpu|rank|replica)|local_batch", a["target"]) and re.search(
-                        r"batch_size\s*//\s*[\w.()]*world_size", a["expr"]):
+                if re.search(r"batch", a["target"], re.IGNORECASE) and _SPLIT_OVER_PROCESSES.search(a["expr"]):
                     return f"{rel}:{a['line']}"
         return None
 
-    def _batch_and_length(self) -> None:
+    def _micro_from_code(self, fw: Any) -> tuple[Any, list[str]] | None:
+        """The per-process batch from the framework's names, the training DataLoader, TF/JAX global batches
+        and the job's own names (a total the code splits over the processes becomes the global batch)."""
         r = self.r
         R = self._resolver
-        fw = r.val("framework")
-        # micro batch --------------------------------------------------------------------
         micro = None
-        if self._ds_value("train_micro_batch_size_per_gpu"):
-            micro = self._ds_value("train_micro_batch_size_per_gpu")
         if micro is None and fw in {"hf-trainer"}:
             micro = self._first(("per_device_train_batch_size",))
         if micro is None and fw == "megatron":
@@ -96,6 +157,8 @@ class BatchMixin:
             )
             if per is not None:
                 micro = per
+            elif self._help_says_per_device(b := self._first(("batch_size",))):
+                micro = b  # documented as per device (tf_cnn_benchmarks' --batch_size)
             else:
                 g = self._first(("global_batch_size", "batch_size"))
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:
@@ -104,13 +167,32 @@ class BatchMixin:
                     # JAX input pipelines take the global batch and shard it over the devices
                     r.put("global_batch_size", to_int(g[0]), g[1], note="JAX: batch_size is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
-            micro = self._first(MICRO)
+            micro = self._first(MICRO) or self._fuzzy("micro")
             split = self._divided_by_world() or self._help_says_total(micro)
             if micro is not None and split is not None and to_int(micro[0]):
                 # the code divides this batch size over the processes: it is the global batch
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
                 micro = ((to_int(micro[0]) // self._world, [*micro[1], split])
                          if self._world and to_int(micro[0]) % self._world == 0 else None)
+        return micro
+
+    def _batch_and_length(self) -> None:
+        r = self.r
+        R = self._resolver
+        fw = r.val("framework")
+        # micro batch --------------------------------------------------------------------
+        micro = None
+        if self._ds_value("train_micro_batch_size_per_gpu"):
+            micro = self._ds_value("train_micro_batch_size_per_gpu")
+        lib_batch = next((lib for lib in self._libraries if lib.batch is not None), None)
+        if micro is None and lib_batch is not None:  # a library's own batch semantics (ultralytics' nbs)
+            got = lib_batch.batch(self.r.params, self._world)
+            for key in ("grad_accum_steps", "global_batch_size"):
+                if key in got:
+                    r.put(key, got[key][0], got[key][1], note=f"{lib_batch.name} batch convention")
+            micro = got.get("micro_batch_size")
+        if micro is None and lib_batch is None:
+            micro = self._micro_from_code(fw)
         if micro is not None and self._one_process_many_gpus and to_int(micro[0]):
             # one process feeds every GPU (DataParallel): its loader's batch is the global batch
             where = [*micro[1], self._one_process_many_gpus]
@@ -172,12 +254,12 @@ class BatchMixin:
         if "max_steps" in self.lightning and to_int(self.lightning["max_steps"][0]) not in (None, -1):
             steps = self.lightning["max_steps"]
         if steps is None:
-            steps = self._first(STEPS)
+            steps = self._first(STEPS) or self._fuzzy("steps")
         duration = self._first(("max_duration", "train_duration"))
         unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)
             steps = (int(float(unit.group(1))), duration[1])  # type: ignore[index]
-        epochs = self.lightning.get("max_epochs") or self._first(EPOCHS)
+        epochs = self.lightning.get("max_epochs") or self._first(EPOCHS) or self._fuzzy("epochs")
         per_epoch = self._first(STEPS_PER_EPOCH)
         if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
                 and (to_int(epochs[0]) or 0) > 0:

@@ -53,6 +53,12 @@ class Library:
     spawn: tuple[Spawn, ...] = ()
     model_name: Callable[[ParamSpace], str | None] | None = None
     """the model the library's config describes, as a name of the known-model table"""
+    gpu: bool = True
+    """a job on this library trains on GPUs (one per process unless it says otherwise)"""
+    cli: tuple[str, ...] = ()
+    """the library's own command-line programs: a job started by one of them uses the library"""
+    batch: Callable[[ParamSpace, int | None], dict[str, tuple[int, list[str]]]] | None = None
+    """how the library turns its batch settings into (micro, accumulation, global) for a GPU count"""
 
 
 def _detectron2_model(P: ParamSpace) -> str | None:
@@ -111,11 +117,50 @@ LIBRARIES: tuple[Library, ...] = (
 )
 
 
-def libraries_used(imports: set[str], call_tails: set[str]) -> list[Library]:
-    """The libraries whose import and entry call both appear in the code read."""
+def _ultralytics_batch(P: ParamSpace, gpus: int | None) -> dict[str, tuple[int, list[str]]]:
+    """Ultralytics: `batch` is the total over the GPUs (each gets batch // GPUs), and the trainer accumulates
+    round(nbs / batch) batches (at least one) before each optimizer step."""
+    batch, nbs = P.get("batch"), P.get("nbs")
+    if batch is None or not isinstance(batch.value, int) or batch.value <= 0:
+        return {}
+    out = {}
+    if gpus:
+        out["micro_batch_size"] = (batch.value // gpus, batch.where)
+    if nbs is not None and isinstance(nbs.value, int) and nbs.value > 0:
+        accum = max(round(nbs.value / batch.value), 1)
+        out["grad_accum_steps"] = (accum, [*batch.where, *nbs.where])
+        if gpus:
+            out["global_batch_size"] = ((batch.value // gpus) * gpus * accum, [*batch.where, *nbs.where])
+    return out
+
+
+LIBRARIES = (
+    *LIBRARIES,
+    Library(
+        name="ultralytics",
+        imports=("ultralytics",),
+        entry_calls=("YOLO", "RTDETR"),
+        cli=("yolo",),
+        # ultralytics/cfg/default.yaml
+        config_defaults={"epochs": 100, "batch": 16, "nbs": 64},
+        batch=_ultralytics_batch,
+    ),
+    Library(
+        name="openmmlab",
+        imports=("mmengine", "mmcv", "mmdet", "mmseg", "mmpretrain", "mmcls", "mmaction", "mmyolo", "mmocr",
+                 "mmpose", "mmrotate", "mmdet3d", "mmagic", "mmedit", "mmtrack"),
+        # mmengine's Runner and the 1.x train_* APIs: one process per GPU, `launcher='none'` is one GPU
+        entry_calls=("from_cfg", "Runner", "train_detector", "train_segmentor", "train_model"),
+    ),
+)
+
+
+def libraries_used(imports: set[str], call_tails: set[str], programs: set[str] = frozenset()) -> list[Library]:
+    """The libraries whose import and entry call both appear in the code read, or whose own program
+    started the job."""
     out = []
     for lib in LIBRARIES:
         imported = any(i == p or i.startswith(p + ".") for i in imports for p in lib.imports)
-        if imported and (not lib.entry_calls or call_tails & set(lib.entry_calls)):
+        if (imported and (not lib.entry_calls or call_tails & set(lib.entry_calls))) or programs & set(lib.cli):
             out.append(lib)
     return out

@@ -176,10 +176,15 @@ class ModelMixin:
         if mn is not None and fl is not None and isinstance(mn.value, str) and "." in mn.key:
             name = (f"{mn.value}-{fl.value}".lower(), mn.where + fl.where)
         # big_vision-style: model_name 'vit' + model.variant 'S/16' -> vit_s_16
-        mv, var = P.get("model_name"), P.get_path("model.variant")
+        mv, var = P.get("model_name"), P.get_path("model.variant") or P.get("variant")
         if name is None and mv is not None and var is not None and isinstance(mv.value, str) \
                 and isinstance(var.value, str):
-            name = (f"{mv.value}_{var.value}".replace("/", "_").lower(), mv.where + var.where)
+            # `vit` + `S/16`, or `vit_multilabel_classification` + `B/16` (the family is the first word)
+            for base in (mv.value, re.split(r"[_-]", mv.value)[0]):
+                cand = f"{base}_{var.value}".replace("/", "_").lower()
+                if known.lookup_model(cand) or base != mv.value:
+                    name = (cand, mv.where + var.where)
+                    break
         if name is None:  # a model built by a config's factory: `model: {_component_: ....llama3_1_8b}`
             for key, pv in P.items():
                 leaf = key.rsplit(".", 1)[-1]
@@ -193,6 +198,8 @@ class ModelMixin:
                 break
             if c["args"] and not re.search(r"tokenizer|Tokenizer|processor|Processor", c["func"]):
                 ok, v, ev = R.eval(c["args"][0])
+                if ok and rel != self.r.entry and not ev:
+                    continue  # a literal inside a library module of the job loads a component, not the model
                 if ok and isinstance(v, str) and not v.startswith(("/", ".")) \
                         and not re.search(r"\.(py|ya?ml|json|toml|gin|cfg)(:|$)", v):  # a config file, not a model
                     name = (v, [f"{rel}:{c['line']}", *ev])
@@ -223,6 +230,15 @@ class ModelMixin:
                         break
         if name is None:
             name = self._name_from_model_dict()
+        if name is None:  # an experiment or run named after its model (`-n yolox-s`, `run_name: llama-7b-sft`)
+            for k in ("name", "exp_name", "experiment_name", "run_name", "model_tag"):
+                pv = P.get(k)
+                if pv is not None and isinstance(pv.value, str) and pv.layer >= CONFIG \
+                        and (hit := known.lookup_model(pv.value)) and hit[1]:
+                    name = (pv.value, pv.where)
+                    break
+        if name is None:
+            name = self._name_from_scale_factors()
         for lib in self._libraries:  # the model a library's config describes (detectron2's architecture)
             if name is None and lib.model_name is not None and (got := lib.model_name(P)) is not None:
                 arch = P.get_path("model.meta_architecture")
@@ -274,19 +290,49 @@ class ModelMixin:
         """OpenMMLab-style model dicts: `backbone=dict(type='ResNet', depth=50)` -> resnet50,
         `dict(type='VisionTransformer', arch='b')` -> vit-b (only when the name is a known model)."""
         P = self.r.params
-        for key, pv in P.items():
-            if not key.endswith(".type") or not isinstance(pv.value, str):
+        items = P.items()
+        for key, pv in items:
+            leaf = key.rsplit(".", 1)[-1]
+            if leaf not in {"type", "name"} or "." not in key or not isinstance(pv.value, str):
                 continue
             base = self._MODEL_TYPES.get(pv.value.lower())
             if base is None:
                 continue
-            prefix = key[: -len(".type")]
+            prefix = key[: -len(leaf) - 1]
+            # the depth or arch beside the type, or nested under the same model entry (vissl's
+            # `TRUNK: {NAME: resnet, TRUNK_PARAMS: {RESNETS: {DEPTH: 50, WIDTH_MULTIPLIER: 2}}}`)
+            under = [(k, v) for k, v in items if k.startswith(prefix + ".")]
             for attr, sep in (("depth", ""), ("arch", "-")):
-                got = P.get_path(f"{prefix}.{attr}")
-                if got is not None and got.key == f"{prefix}.{attr}" and isinstance(got.value, (int, str)):
-                    cand = f"{base}{sep}{got.value}".lower()
-                    if known.lookup_model(cand):
-                        return cand, pv.where + got.where
+                got = next((v for k, v in under if k.rsplit(".", 1)[-1] == attr
+                            and isinstance(v.value, (int, str))), None)
+                if got is None:
+                    continue
+                width = next((v for k, v in under if k.rsplit(".", 1)[-1] in {"width_multiplier", "width_factor"}
+                              and isinstance(v.value, int) and v.value > 1), None)
+                cand = f"{base}{sep}{got.value}".lower() + (f"w{width.value}" if width else "")
+                if known.lookup_model(cand):
+                    return cand, pv.where + got.where + (width.where if width else [])
+        return None
+
+    _FACTORS = (("depth_multiple", "width_multiple"), ("deepen_factor", "widen_factor"), ("depth", "width"))
+
+    def _name_from_scale_factors(self) -> tuple[str, list[str]] | None:
+        """A YOLO-style detector's size from its (depth, width) multipliers: YOLOX `depth 0.33, width 0.5` is
+        YOLOX-s. The family comes from the config files', entry's and model types' names."""
+        P = self.r.params
+        text = " ".join([*self.r.configs, *self.r.py,
+                         *(str(pv.value) for k, pv in P.items() if k.endswith(".type"))]).lower()
+        family = next((f for f in ("yolox", "rtmdet", "yolov8", "yolov5") if f in text), None)
+        if family is None:
+            return None
+        for d_key, w_key in self._FACTORS:
+            d, w = P.get(d_key), P.get(w_key)
+            if d is None or w is None or not all(isinstance(x.value, (int, float)) for x in (d, w)):
+                continue
+            scale = next((s for (dd, ww), s in known.SCALES[family].items()
+                          if abs(dd - d.value) < 0.01 and abs(ww - w.value) < 0.01), None)
+            if scale and known.lookup_model(family + scale):
+                return family + scale, d.where + w.where
         return None
 
     def _family_from_code(self) -> tuple[str, list[str]] | None:

@@ -6,6 +6,10 @@ import re
 from typing import Any
 
 MICRO = (
+    "train_dataloader.batch_size",  # OpenMMLab 2.x (mmengine): the per-GPU batch of the training loader
+    "data.samples_per_gpu",  # OpenMMLab 1.x (mmcv)
+    "train_batch_size_per_gpu",
+    "data.train.batchsize_per_replica",  # vissl
     "micro_batch_size",
     "per_device_train_batch_size",
     "train_micro_batch_size_per_gpu",
@@ -74,6 +78,7 @@ EPOCHS = (
     "n_epoch",
     "max_epoch",
     "nepochs",
+    "end_epoch",
 )
 STEPS = (
     "max_steps",
@@ -97,6 +102,7 @@ STEPS = (
 )
 # a fixed number of optimizer steps per epoch (a cap per pass, or "epochs" that are blocks of iterations)
 STEPS_PER_EPOCH = ("max_steps_per_epoch", "iters_per_epoch", "num_iters_per_epoch", "iterations_per_epoch",
+                   "num_iterations_per_epoch",
                    "train_steps_per_epoch", "steps_per_epoch")
 # global batch sizes a script computes from its knobs and the world size
 COMPUTED_GLOBAL = ("total_batch_size", "global_batch_size", "effective_batch_size", "eff_batch_size",

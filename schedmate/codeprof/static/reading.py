@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from schedmate.codeprof.config_tree import load_tree
-from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
+from schedmate.codeprof.configs import ConfigError, flatten, parse_config
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     COMMAND_LINE,
@@ -23,42 +23,91 @@ from schedmate.codeprof.static.names import (
     parse_scalar,
 )
 
+# classes whose `__init__` holds a job's settings (YOLOX `Exp`, `Config`, `TrainArgs`, `HParams`, ...)
+CONFIG_CLASS = re.compile(r"(Exp|Config|Cfg|Args|Arguments|Hparams|HParams|Settings|Options|Opts|Trainer)$")
+MAX_PYTHON_FILES = 16
+"""Python files the static pass reads for one job (the entry, its local imports, re-exporting packages)"""
 # a yacs config key given on the command line as `KEY VALUE` (detectron2/SlowFast/pycls `opts`, `--opts`)
 YACS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)+")
+_YACS_ANY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)*")
+
+
+def _yacs_tail(args: list[str]) -> int:
+    """Where the trailing yacs `KEY VALUE` pairs start (`... GPUS '(0,1)' TRAIN.BATCH_SIZE_PER_GPU 64`): the
+    longest run of pairs at the end whose keys are upper-case config names, one of them dotted or right
+    after `--opts`; len(args) when there is none."""
+    start = len(args)
+    k = len(args) - 2
+    while k >= 0 and _YACS_ANY.fullmatch(args[k]) and not args[k + 1].startswith("--"):
+        start = k
+        k -= 2
+    tail = args[start::2]
+    if start < len(args) and (any("." in key for key in tail) or (start > 0 and args[start - 1] in {"--opts", "opts"})):
+        return start
+    return len(args)
+
+
+def _yacs_value(text: str) -> Any:
+    """A yacs override's value as yacs reads it (`literal_eval`, else the string): `'(0,1)'` is a tuple."""
+    import ast
+
+    try:
+        v = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return parse_scalar(text)
+    return v if isinstance(v, (int, float, bool, tuple, list, str)) else parse_scalar(text)
 
 
 class ReadingMixin:
     """Reading the job: the entry script and its local imports, code defaults, the command line, config files (with inheritance) and Hydra."""
 
-    def _read_python(self, rel: str, entry: bool = False) -> None:
+    def _read_python(self, rel: str, entry: bool = False) -> dict[str, Any] | None:
+        """Read one Python file; for the entry (and Python configs named on the command line), also the local
+        modules it imports, one level deep, and through package `__init__`s the modules they re-export."""
         if rel in self.r.py:
-            return
+            return self.r.py[rel]
         text = self.wd.read_text(rel)
         if text is None:
             why = self.wd.skipped.get(rel, "missing")
             self.r.notes.append(f"{rel}: not read ({why})")
-            return
+            return None
         try:
             summary = self.py_cache(rel, text) if self.py_cache else analyze_python(text)
         except SyntaxError as e:
             self.r.notes.append(f"{rel}:{e.lineno}: Python syntax error, file skipped: {e.msg}")
-            return
+            return None
         self.r.py[rel] = summary
         self.calls.extend((rel, c) for c in summary["calls"])
         if entry:
-            # local modules the entry imports (one level): model definitions, config dataclasses
-            base = str(PurePosixPath(rel).parent)
-            for imp in summary["imports"]:
-                parts = imp.split(".")
-                for k in range(len(parts), 0, -1):
-                    for root in (base, self.r.launch.base if self.r.launch else "", ""):
-                        cand = self.wd.rel("/".join(parts[:k]) + ".py", root)
-                        if cand and cand != rel and self.wd.exists(cand) and len(self.r.py) < 12:
-                            self._read_python(cand)
-                            break
-                    else:
-                        continue
-                    break
+            self._follow_imports(rel, summary)
+        return summary
+
+    def _follow_imports(self, rel: str, summary: dict[str, Any]) -> None:
+        """Breadth first: the file's own imports, then what the package `__init__`s among them re-export."""
+        queue = [(rel, summary)]
+        while queue:
+            cur, s = queue.pop(0)
+            base = str(PurePosixPath(cur).parent)
+            for imp in s["imports"]:
+                cand = self._import_file(imp, base)
+                if cand is None or cand in self.r.py or len(self.r.py) >= MAX_PYTHON_FILES:
+                    continue
+                got = self._read_python(cand)
+                if got is not None and cand.endswith("__init__.py"):
+                    queue.append((cand, got))
+
+    def _import_file(self, imp: str, base: str) -> str | None:
+        """The workdir file an import names (module or package), looked up from the importer's directory,
+        the launch directory and the root."""
+        parts = imp.split(".")
+        for k in range(len(parts), 0, -1):
+            stem = "/".join(parts[:k])
+            for root in (base, self.r.launch.base if self.r.launch else "", ""):
+                for path in (f"{stem}.py", f"{stem}/__init__.py"):
+                    cand = self.wd.rel(path, root)
+                    if cand and self.wd.exists(cand):
+                        return cand
+        return None
 
     def _launcher_config(self, path: str) -> None:
         rel = self.wd.rel(path)
@@ -99,7 +148,8 @@ class ReadingMixin:
                 P.set(k, v, "transformers.TrainingArguments default", LIBRARY_DEFAULT)
         imports = {i for s in self.r.py.values() for i in s["imports"]}
         tails = {c["func"].rsplit(".", 1)[-1] for _, c in self.calls}
-        self._libraries = libraries_used(imports, tails)
+        programs = set(self.r.launch.chain) if self.r.launch else set()
+        self._libraries = libraries_used(imports, tails, programs)
         for lib in self._libraries:
             for f in lib.flags:
                 P.set(f.dest, f.default, f"{lib.name} argument parser default", LIBRARY_DEFAULT)
@@ -107,6 +157,7 @@ class ReadingMixin:
                 P.set(k, v, f"{lib.name} config default", LIBRARY_DEFAULT)
         for rel in list(self.r.py):
             self._attribute_defaults(rel)
+        self._class_defaults()
         for rel, s in self.r.py.items():
             for a in s["argparse"]:
                 if a["has_default"]:
@@ -137,6 +188,47 @@ class ReadingMixin:
                         for k, x in flatten(v, a["target"]):  # CFG = {"epochs": 50} -> cfg.epochs
                             if isinstance(x, (int, float, str, bool)):
                                 P.set(k, x, f"{rel}:{a['line']}", CODE_DEFAULT)
+
+    def _class_defaults(self, named: set[str] = frozenset(), layer: int = CODE_DEFAULT) -> None:
+        """Config classes that set their values in `__init__` (`class Exp(BaseExp): def __init__(self):
+        self.max_epoch = 300`): base classes first, so a subclass's value wins; files in `named` (a config
+        file the command line names) at `layer`."""
+        import ast as _ast
+
+        from schedmate.codeprof.pyast import const_eval
+
+        classes: dict[str, tuple[str, dict[str, Any]]] = {}
+        for rel, s in self.r.py.items():
+            for c in s["classes"]:
+                classes.setdefault(c["name"], (rel, c))
+
+        def configish(name: str, seen: frozenset[str] = frozenset()) -> bool:
+            if CONFIG_CLASS.search(name):
+                return True
+            rel_c = classes.get(name)
+            return bool(rel_c) and name not in seen and any(
+                configish(b.rsplit(".", 1)[-1], seen | {name}) for b in rel_c[1]["bases"])
+
+        def depth(name: str, seen: frozenset[str] = frozenset()) -> int:
+            rel_c = classes.get(name)
+            if rel_c is None or name in seen:
+                return 0
+            return 1 + max((depth(b.rsplit(".", 1)[-1], seen | {name}) for b in rel_c[1]["bases"]), default=0)
+
+        for rel, s in sorted(self.r.py.items(), key=lambda kv: (kv[0] in named, 0)):
+            owners = sorted((c["name"] for c in s["classes"] if configish(c["name"])), key=depth)
+            for owner in owners:
+                for a in s["assigns"]:
+                    if a["scope"] != f"{owner}.__init__" if "scope" in a else True:
+                        continue
+                    if not a["target"].startswith("self.") or a["target"].count(".") != 1 or a["op"] or a["when"]:
+                        continue
+                    try:
+                        ok, v = const_eval(_ast.parse(a["expr"], mode="eval").body)
+                    except SyntaxError:
+                        continue
+                    if ok and isinstance(v, (int, float, str, bool)):
+                        self.r.params.set(a["target"][5:], v, f"{rel}:{a['line']}", layer if rel in named else CODE_DEFAULT)
 
     def _attribute_defaults(self, rel: str) -> None:
         """Default-config modules built by attribute assignment (yacs `_C.TRAIN.EPOCHS = 300`,
@@ -180,9 +272,14 @@ class ReadingMixin:
         where = L.args_where
         args = L.args
         positional: list[str] = []
+        yacs_from = _yacs_tail(args)
         i = 0
         while i < len(args):
             t = args[i]
+            if i >= yacs_from and i + 1 < len(args):  # the yacs `opts` pairs at the end: KEY VALUE ...
+                P.set(t, _yacs_value(args[i + 1]), where, COMMAND_LINE)
+                i += 2
+                continue
             if t.startswith("-") and len(t) > 1 and not re.fullmatch(r"-\d+(\.\d*)?", t):
                 name, eq, val = t.partition("=")
                 dest, action = flags.get(name, (norm(name), None))
@@ -214,9 +311,9 @@ class ReadingMixin:
                     P.set(dest, True, where, COMMAND_LINE)
                     i += 1
             elif YACS_KEY.fullmatch(t) and i + 1 < len(args):  # yacs `opts`: SOLVER.IMS_PER_BATCH 16
-                P.set(t, parse_scalar(args[i + 1]), where, COMMAND_LINE)
+                P.set(t, _yacs_value(args[i + 1]), where, COMMAND_LINE)
                 i += 2
-            elif re.match(r"^\+{0,2}[A-Za-z_][\w.]*=", t):  # Hydra / key=value override
+            elif re.match(r"^\+{0,2}[A-Za-z_][\w./-]*=", t):  # Hydra / key=value / group=choice override
                 k, _, v = t.lstrip("+").partition("=")
                 P.set(k, parse_scalar(v), where, COMMAND_LINE)
                 self._hydra_overrides[k] = v
@@ -254,7 +351,7 @@ class ReadingMixin:
         for key, pv in P.items():
             leaf = key.rsplit(".", 1)[-1]
             if re.search(
-                r"(^|_)(config|cfg|conf)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$", leaf
+                r"(^|_)(config|cfg|conf|exp)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$", leaf
             ) and not re.search(r"deepspeed|ds_config", leaf):
                 add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
         for p in self._positional:
@@ -297,8 +394,31 @@ class ReadingMixin:
     def _config_files(self) -> None:
         self._hydra()
         for rel, _where, layer in self._config_paths():
+            if rel.endswith(".py") and re.search(r"^class \w+.*:\s*$[\s\S]*?def __init__\(self",
+                                                  self.wd.read_text(rel) or "", re.MULTILINE):
+                # a class-based config (YOLOX `-f exps/x.py`): its classes' `__init__` values over their bases
+                self._read_python(rel, entry=True)
+                self._class_defaults(named={rel}, layer=layer)
+                continue
             self._load_config(rel, layer, prefix="")
+        self._group_overrides()
         self._target_modules()
+
+    def _group_overrides(self) -> None:
+        """Hydra config-group choices on the command line (`+config/pretrain/models=resnet50_w2`,
+        `model=large`): the group's option file is merged over the config, at its `@package`."""
+        roots = (self.r.launch.base if self.r.launch else "", "")
+        for group, choice in self._hydra_overrides.items():
+            if not re.fullmatch(r"[\w-]+", choice) or not re.fullmatch(r"[\w-]+(/[\w-]+)*", group):
+                continue
+            rel = self._config_by_name(f"{group}/{choice}", roots)
+            if rel is None or rel in self.r.configs:
+                continue
+            head = (self.wd.read_text(rel) or "")[:400]
+            m = re.search(r"#\s*@package\s+(\S+)", head)
+            package = m.group(1) if m else "_group_"
+            prefix = "" if package == "_global_" else (group.replace("/", ".") if package == "_group_" else package)
+            self._load_config(rel, CONFIG_OVERRIDE, prefix=prefix)
 
     def _target_modules(self) -> None:
         """Local modules named by config `_target_`s (Hydra/OmegaConf instantiate): read them like imports."""
@@ -346,6 +466,10 @@ class ReadingMixin:
         return cfg
 
     def _hydra(self) -> None:
+        """A `@hydra.main(config_path, config_name)` entry: the config Hydra would compose (defaults lists,
+        group choices and overrides from the command line, packages, interpolations)."""
+        from schedmate.codeprof.hydra_compose import compose
+
         self._ds_cfg: tuple[str, dict[str, Any], str] | None = None
         for rel, c in self.calls:
             if not c["func"].endswith("hydra.main") and c["func"] != "main":
@@ -354,33 +478,29 @@ class ReadingMixin:
                 continue
             cp = c["kwargs"].get("config_path", "'.'").strip("'\"")
             cn = c["kwargs"]["config_name"].strip("'\"")
-            base = str(PurePosixPath(rel).parent)
-            root = self.wd.rel(cp, base) or ""
+            root = self.wd.rel(cp, str(PurePosixPath(rel).parent)) or ""
             main = self.wd.rel(cn if cn.endswith((".yaml", ".yml")) else f"{cn}.yaml", root)
             if not main or not self.wd.exists(main):
                 self.r.notes.append(f"hydra config {cp}/{cn}.yaml named at {rel}:{c['line']} not found")
                 return
-            text = self.wd.read_text(main) or ""
-            try:
-                cfg = parse_config(main, text)
-            except ConfigError as e:
-                self.r.notes.append(str(e))
-                return
-            for d in cfg.get("defaults", []) or []:
-                if isinstance(d, dict):
-                    for group, choice in d.items():
-                        group = str(group).lstrip("+/").split("@")[0]
-                        choice = self._hydra_overrides.get(group, choice)
-                        sub = self.wd.rel(f"{group}/{choice}.yaml", root)
-                        if sub and self.wd.exists(sub):
-                            self._load_config(sub, CONFIG, prefix=group.replace("/", "."))
-                            self.r.params.set(
-                                group,
-                                choice,
-                                f"{main}:{key_lines(text, [group]).get(group, 1)}"
-                                if group not in self._hydra_overrides
-                                else self.r.launch.args_where,
-                                CONFIG,
-                            )
-            self._load_config(main, CONFIG)
+            L = self.r.launch
+            overrides = [a for a in (L.args if L else []) if re.match(r"^[+~]{0,2}[A-Za-z_][\w./@-]*=", a)]
+            tree = compose(self.wd.read_text, "" if root == "." else root, cn, overrides,
+                           L.env if L else {})
+            self.r.notes.extend(n for n in tree.notes if n not in self.r.notes)
+            for f in tree.files:
+                if f not in self.r.configs:
+                    self.r.configs.append(f)
+            leaf_vals: dict[str, set[str]] = {}
+            flat = flatten(tree.data)
+            for k, v in flat:
+                leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
+            for k, v in flat:
+                where = tree.where.get(k, main)
+                if where == "cmd":
+                    continue  # the command line's own values are already in, at their layer
+                cur = self.r.params.get(k) if "." in k else None
+                if cur is not None and cur.layer >= COMMAND_LINE:
+                    continue
+                self.r.params.set(k, v, where, CONFIG, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1)
             return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from schedmate.codeprof.launch import Setting
+from schedmate.codeprof.launch import Setting, to_int
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     COMMAND_LINE,
@@ -190,6 +190,9 @@ class RuntimeMixin:
             return True, ["env:CUDA_VISIBLE_DEVICES"]
         if L.get("gpu_framework") and cvd is None:  # a GPU training framework's own entry point
             return True, L.settings["gpu_framework"].where
+        gpu_lib = next((lib for lib in self._libraries if lib.gpu), None)
+        if gpu_lib is not None and cvd is None:
+            return True, [f"{gpu_lib.name} (library conventions)"]
         if cvd is not None and not cuda_hits:  # `CUDA_VISIBLE_DEVICES= python ...`: no GPU visible on purpose
             return False, ["env:CUDA_VISIBLE_DEVICES"]
         dev = self.r.params.get("device")
@@ -270,6 +273,16 @@ class RuntimeMixin:
                         if got is not None:
                             ppn, nodes, nprocs = got[0], got[1] or nodes, None
                             uses_gpu = True if uses_gpu is None else uses_gpu  # one process per GPU
+            relaunch = self._python_relaunch()
+            if relaunch is not None:  # the entry starts the training script itself, once per visible GPU
+                ppn, nprocs, uses_gpu = self._visible_devices(), None, True
+                if ppn is None:
+                    r.notes.append(f"num_gpus: {relaunch} starts one training process per visible GPU; "
+                                   "the count is set at submission")
+            got = self._local_launcher()  # the job's own `launch(main, num_gpus, num_machines)` helper
+            if got is not None:
+                ppn, nodes, nprocs = got[0], got[1] or nodes, None
+                uses_gpu = True if uses_gpu is None else uses_gpu
             for rel, c in self._find_calls("update_parameters"):  # submitit: the script submits itself
                 kw = c["kwargs"]
                 gpn_src = kw.get("gpus_per_node") or kw.get("slurm_gpus_per_node")
@@ -283,6 +296,15 @@ class RuntimeMixin:
                 nprocs = None
                 break
             for rel, c in self._find_calls("DataParallel"):
+                ids = c["kwargs"].get("device_ids")
+                if not c["func"].endswith("DistributedDataParallel") and ids is not None:
+                    ok, v, ev = self._resolver.eval(ids)  # DataParallel(model, device_ids=cfg.GPUS)
+                    if ok and isinstance(v, str) and re.fullmatch(r"[\[(]?[\d\s,]+[\])]?", v):
+                        v = [x for x in v.strip("()[]").split(",") if x.strip()]  # yacs YAML "(0,1,2,3)"
+                    if ok and isinstance(v, (list, tuple)) and v:
+                        ppn, nprocs = Setting(len(v), [f"{rel}:{c['line']}", *ev]), None
+                        self._one_process_many_gpus = f"{rel}:{c['line']}"
+                        break
                 if not c["func"].endswith("DistributedDataParallel") and "device_ids" not in c["kwargs"]:
                     # one process drives every visible GPU: the count is what the job makes visible, else
                     # it is decided at submission
@@ -292,9 +314,14 @@ class RuntimeMixin:
                         r.notes.append(f"num_gpus: {rel}:{c['line']} uses DataParallel over every visible GPU; "
                                        "the count is set at submission")
                     break
-            tf_or_jax = self._imports_any("tensorflow", "jax")
-            if tf_or_jax and uses_gpu and self._mirrored():
-                ppn, nprocs = self._visible_devices(), None  # one process drives every visible GPU
+            if self._imports_any("jax", "flax") and r.val("framework") != "tensorflow":
+                if uses_gpu and self._mirrored():
+                    ppn, nprocs = self._visible_devices(), None  # one JAX process drives every local device
+            elif self._imports_any("tensorflow", "keras") and uses_gpu is not False:
+                # (a horovod import does not matter here: one process launched alone is a world of one)
+                decided, got = self._tensorflow_devices()
+                if decided:
+                    ppn, nprocs, uses_gpu = got, None, True
         if nodes is not None and nodes.value is not None:
             r.put("num_nodes", nodes.value, nodes.where)
         if (
@@ -339,6 +366,53 @@ class RuntimeMixin:
             )
         self._world = r.val("num_gpus")
 
+    def _local_launcher(self) -> tuple[Setting, Setting | None] | None:
+        """A function of the job that starts the processes (`mp.start_processes(..., nprocs=<its parameter>)`),
+        called with the GPU count: the argument bound to that parameter at the call is the processes per
+        node, and a `num_machines`/`num_nodes` parameter the nodes."""
+        defs = {f["name"]: (rel, f) for rel, s in self.r.py.items() for f in s["functions"] if f.get("params")}
+        for rel, c in self.calls:
+            tail = c["func"].rsplit(".", 1)[-1]
+            if tail not in defs or self._active(c) is False:
+                continue
+            frel, fdef = defs[tail]
+            params = fdef["params"]
+            for frel2, inner in self.calls:
+                if frel2 != frel or not fdef["line"] <= inner["line"] <= fdef["end"]:
+                    continue
+                if inner["func"].rsplit(".", 1)[-1] not in {"spawn", "start_processes"}:
+                    continue
+                src = inner["kwargs"].get("nprocs") or (inner["args"][2] if len(inner["args"]) > 2 else None)
+                if src not in params:
+                    continue
+                where = [f"{rel}:{c['line']}", f"{frel}:{inner['line']}"]
+                per_node = self._bound_count(c, params, src, where)
+                if per_node is None:
+                    continue
+                node_param = next((p for p in params if p in {"num_machines", "num_nodes", "nnodes"}), None)
+                return per_node, (self._bound_count(c, params, node_param, where) if node_param else None)
+        return None
+
+    def _bound_count(self, call: dict[str, Any], params: list[str], name: str, where: list[str]) -> Setting | None:
+        """The positive integer `call` passes for parameter `name` of the function it calls."""
+        k = params.index(name)
+        arg = call["kwargs"].get(name) or (call["args"][k] if k < len(call["args"]) else None)
+        if arg is None:
+            return None
+        ok, v, ev = self._resolver.eval(arg)
+        return Setting(v, [*where, *ev]) if ok and isinstance(v, int) and v > 0 else None
+
+    def _python_relaunch(self) -> str | None:
+        """file:line where the entry script starts Python copies of the training (`subprocess.Popen(
+        [sys.executable] + args)`) over `torch.cuda.device_count()` GPUs: a launcher written in Python."""
+        entry = self.r.entry or ""
+        counts = any("device_count()" in a["expr"] for a in self.r.py.get(entry, {}).get("assigns", []))
+        for rel, c in self.calls:
+            if rel == entry and c["func"].rsplit(".", 1)[-1] in {"Popen", "call", "check_call", "run"} \
+                    and c["func"].startswith("subprocess") and "sys.executable" in " ".join(c["args"]) and counts:
+                return f"{rel}:{c['line']}"
+        return None
+
     def _visible_devices(self) -> Setting | None:
         """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it."""
         cvd = (self.r.launch.env.get("CUDA_VISIBLE_DEVICES") if self.r.launch else None) or ""
@@ -362,6 +436,34 @@ class RuntimeMixin:
             return None
         nodes = arg(sp.nodes_arg, sp.nodes_kw)
         return Setting(*per_node), (Setting(*nodes) if nodes else None)
+
+    _TF_STRATEGIES = ("MirroredStrategy", "MultiWorkerMirroredStrategy", "CentralStorageStrategy",
+                      "TPUStrategy", "ParameterServerStrategy")
+
+    def _tensorflow_devices(self) -> tuple[bool, Setting | None]:
+        """(decided, GPUs) of a one-process TensorFlow/Keras job: a mirrored strategy uses every visible GPU
+        (what the job makes visible, else open: decided, None); the job's own `num_gpus` setting says how many
+        it replicates over; with neither, TensorFlow computes on one GPU. Not decided for code that does not
+        train."""
+        strategies = [f"{rel}:{c['line']}" for t in self._TF_STRATEGIES for rel, c in self._find_calls(t)]
+        # a strategy built in a helper the job calls still shows where the job uses it
+        strategies += [f"{rel}:{c['line']}" for rel, c in self._find_calls(
+            "experimental_distribute_dataset", "distribute_datasets_from_function", "experimental_run_v2")]
+        strategies += [f"{rel}:{c['line']}" for rel, c in self.calls
+                       if (c["func"].endswith((".scope", ".run")) and "strateg" in c["func"].lower())
+                       or re.search(r"(get|build|create|make)_?(distribution_|distribute_)?strategy$",
+                                    c["func"].rsplit(".", 1)[-1], re.IGNORECASE)]
+        if strategies:
+            return True, self._visible_devices()
+        for name in ("num_gpus", "n_gpus", "num_gpu", "gpus"):
+            pv = self.r.params.get(name)
+            if pv is not None and pv.layer >= CODE_DEFAULT and to_int(pv.value) and to_int(pv.value) > 0:
+                return True, Setting(to_int(pv.value), pv.where)
+        if self._find_calls("fit", "train", "train_and_evaluate", "GradientTape", "Estimator", "run_experiment") \
+                or self.r.params.get("train_steps", "num_train_steps", "epochs", "train_epochs") is not None:
+            entry = self.r.entry or "cmd"
+            return True, Setting(1, [f"{entry}:1"])
+        return False, None
 
     def _mirrored(self) -> bool:
         return bool(

@@ -84,15 +84,48 @@ class KubernetesAdapter(ClusterAdapter):
                       argv=(self.config.kubectl, "patch", "job", job.name, "--namespace", job.namespace,
                             "--type", "merge", "--patch", json.dumps(patch, sort_keys=True, separators=(",", ":"))))
 
-    def render(self, d: Decision, job: JobView) -> tuple[list[Action], list[Skip]]:
+    def merge_patches(self, d: Decision, job: JobView) -> tuple[list[tuple[ActionKind, dict[str, Any], str]], list[Skip]]:
+        """The merge patches of the Job that carry out a decision's annotations, time limit, Kueue priority
+        and topology, each with its kind and reason (`kubectl patch` here, a JSONPatch in the admission
+        webhook, `adapters/kubernetes/admission.py`)."""
         cfg = self.config
         jid = f"{job.namespace}/{job.name}"
-        acts: list[Action] = []
+        out: list[tuple[ActionKind, dict[str, Any], str]] = []
         skips: list[Skip] = []
         if job.phase in (JobPhase.pending, JobPhase.running) and d.facts:
             ann = {ANNOTATION_PREFIX + k: v for k, v in d.facts.items()}
-            acts.append(self._patch(job, ActionKind.annotate, {"metadata": {"annotations": ann}},
-                                    "annotation summary"))
+            out.append((ActionKind.annotate, {"metadata": {"annotations": ann}}, "annotation summary"))
+        if d.time_limit_s:
+            was = "none" if job.time_limit_s is None else f"{job.time_limit_s:.0f} s"
+            out.append((ActionKind.time_limit, {"spec": {"activeDeadlineSeconds": d.time_limit_s}},
+                        f"{d.time_limit_basis}; was {was}"))
+        if d.priority_score is not None:
+            classes = cfg.priority_classes
+            cls = classes[min(len(classes) - 1, int(d.priority_score * len(classes)))]
+            if job.queue is None:
+                skips.append(Skip(job_id=jid, reason=("priority: not managed by Kueue (no queue-name label), and "
+                                                      "a pod's priorityClassName cannot change")))
+            elif job.priority_class != cls:
+                out.append((ActionKind.priority, {"metadata": {"labels": {PRIORITY_LABEL: cls}}},
+                            f"shortest-predicted-first (score {d.priority_score})"))
+        if d.topology_wait_s:
+            if job.queue is None or not job.never_started:
+                skips.append(Skip(job_id=jid, reason="topology: needs a Kueue-managed Job that is suspended and never "
+                                                     "started (its pod template is immutable otherwise)"))
+            else:
+                key = REQUIRED_TOPOLOGY if cfg.require_topology else PREFERRED_TOPOLOGY
+                patch = {"spec": {"template": {"metadata": {"annotations": {key: cfg.topology_label}}}}}
+                reason = (f"network-sensitive {job.nodes}-pod job: keep it within one {cfg.topology_label} "
+                          f"(worth up to {d.topology_wait_s} s of waiting)")
+                out.append((ActionKind.topology, patch, reason))
+        return out, skips
+
+    def render(self, d: Decision, job: JobView) -> tuple[list[Action], list[Skip]]:
+        cfg = self.config
+        jid = f"{job.namespace}/{job.name}"
+        merges, skips = self.merge_patches(d, job)
+        acts = [self._patch(job, kind, patch, reason) for kind, patch, reason in merges
+                if kind is ActionKind.annotate]
         if d.failure is Verdict.terminate:
             acts.append(Action(job_id=jid, kind=ActionKind.terminate, reason="confident failure signal, not recoverable",
                                argv=(cfg.kubectl, "delete", "job", str(job.name), "--namespace", str(job.namespace),
@@ -102,29 +135,8 @@ class KubernetesAdapter(ClusterAdapter):
                                reason="confident recoverable failure: pods recreated by the Job controller",
                                argv=(cfg.kubectl, "delete", "pods", "--namespace", str(job.namespace),
                                      "--selector", f"job-name={job.name}")))
-        if d.time_limit_s:
-            was = "none" if job.time_limit_s is None else f"{job.time_limit_s:.0f} s"
-            acts.append(self._patch(job, ActionKind.time_limit, {"spec": {"activeDeadlineSeconds": d.time_limit_s}},
-                                    f"{d.time_limit_basis}; was {was}"))
-        if d.priority_score is not None:
-            classes = cfg.priority_classes
-            cls = classes[min(len(classes) - 1, int(d.priority_score * len(classes)))]
-            if job.queue is None:
-                skips.append(Skip(job_id=jid, reason="priority: not managed by Kueue (no queue-name label), and "
-                                                     "a pod's priorityClassName cannot change"))
-            elif job.priority_class != cls:
-                acts.append(self._patch(job, ActionKind.priority, {"metadata": {"labels": {PRIORITY_LABEL: cls}}},
-                                        f"shortest-predicted-first (score {d.priority_score})"))
-        if d.topology_wait_s:
-            if job.queue is None or not job.never_started:
-                skips.append(Skip(job_id=jid, reason="topology: needs a Kueue-managed Job that is suspended and never "
-                                                     "started (its pod template is immutable otherwise)"))
-            else:
-                key = REQUIRED_TOPOLOGY if cfg.require_topology else PREFERRED_TOPOLOGY
-                patch = {"spec": {"template": {"metadata": {"annotations": {key: cfg.topology_label}}}}}
-                acts.append(self._patch(job, ActionKind.topology, patch,
-                                        f"network-sensitive {job.nodes}-pod job: keep it within one "
-                                        f"{cfg.topology_label} (worth up to {d.topology_wait_s} s of waiting)"))
+        acts += [self._patch(job, kind, patch, reason) for kind, patch, reason in merges
+                 if kind is not ActionKind.annotate]
         return acts, skips
 
 

@@ -1,0 +1,126 @@
+"""A job's own helpers are read for what they do: its launcher function, its config classes, its installed
+module names and a batch it divides over the processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from schedmate.codeprof.analyzer import analyze_code
+
+FILES = {
+    "setup.py": 'import setuptools\nsetuptools.setup(name="det", package_dir={"det.tools": "tools"})\n',
+    "tools/train.py": """\
+import argparse
+from det.core import launch
+from det.exp import get_exp
+
+p = argparse.ArgumentParser()
+p.add_argument("-b", "--batch-size", type=int, default=64)
+p.add_argument("-d", "--devices", type=int, default=None)
+p.add_argument("-f", "--exp_file", type=str, default=None)
+p.add_argument("--num_machines", type=int, default=1)
+
+if __name__ == "__main__":
+    args = p.parse_args()
+    exp = get_exp(args.exp_file)
+    num_gpu = count_devices() if args.devices is None else args.devices
+    launch(main, num_gpu, args.num_machines, args=(exp, args))
+""",
+    "det/__init__.py": "",
+    "det/core/__init__.py": "from .launch import launch\n",
+    "det/core/launch.py": """\
+import torch.multiprocessing as mp
+
+
+def launch(main_func, num_gpus_per_machine, num_machines=1, args=()):
+    world_size = num_machines * num_gpus_per_machine
+    if world_size > 1:
+        mp.start_processes(worker, nprocs=num_gpus_per_machine, args=(main_func, args))
+    else:
+        main_func(*args)
+""",
+    "det/exp/__init__.py": "from .base import Exp, get_exp\n",
+    "det/exp/base.py": """\
+import torch.distributed as dist
+
+
+class Exp:
+    def __init__(self):
+        self.max_epoch = 300
+        self.depth = 1.0
+
+    def get_data_loader(self, batch_size):
+        batch_size = batch_size // dist.get_world_size()
+        return make_loader(batch_size)
+""",
+    "exps/small.py": """\
+from det.exp import Exp as BaseExp
+
+
+class Exp(BaseExp):
+    def __init__(self):
+        super().__init__()
+        self.max_epoch = 80
+""",
+}
+
+
+def job(tmp_path: Path) -> Path:
+    for rel, text in FILES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_the_jobs_own_launcher_function_gives_the_processes_it_spawns(tmp_path):
+    f = analyze_code(job(tmp_path), "python -m det.tools.train -d 8 -b 64", use_llm=False).facts
+    assert f["num_gpus"].value == 8  # launch(main, num_gpu, ...) -> start_processes(nprocs=num_gpus_per_machine)
+    # get_data_loader divides the batch by the world size: -b is the total
+    assert f["global_batch_size"].value == 64 and f["micro_batch_size"].value == 8
+    assert f["epochs"].value == 300  # Exp.__init__ of the base config class
+
+
+def test_a_config_class_file_named_on_the_command_line_overrides_its_base_class(tmp_path):
+    f = analyze_code(job(tmp_path), "python tools/train.py -f exps/small.py -d 4 -b 32", use_llm=False).facts
+    assert f["epochs"].value == 80
+    assert f["num_gpus"].value == 4 and f["micro_batch_size"].value == 8
+
+
+def test_without_a_device_count_the_gpus_stay_open(tmp_path):
+    p = analyze_code(job(tmp_path), "python tools/train.py -b 64", use_llm=False)
+    assert p.facts.get("num_gpus") is None and p.facts.get("micro_batch_size") is None
+    assert p.facts["global_batch_size"].value == 64
+
+
+def test_a_configured_batch_the_loader_splits_over_the_gpus_is_the_total(tmp_path):
+    files = {
+        "tools/run_net.py": "from net.config import get_cfg\nfrom net.datasets import loader\n\n"
+                            "def main():\n    cfg = get_cfg()\n",
+        "net/__init__.py": "",
+        "net/config.py": "from yacs.config import CfgNode as CN\n_C = CN()\n_C.NUM_GPUS = 1\n_C.TRAIN = CN()\n"
+                         "_C.TRAIN.BATCH_SIZE = 64\n_C.SOLVER = CN()\n_C.SOLVER.MAX_EPOCH = 300\n",
+        "net/datasets/__init__.py": "",
+        "net/datasets/loader.py": "def construct_loader(cfg):\n"
+                                  "    batch_size = int(cfg.TRAIN.BATCH_SIZE / max(1, cfg.NUM_GPUS))\n"
+                                  "    return make(batch_size)\n",
+        "configs/run.yaml": "TRAIN:\n  BATCH_SIZE: 32\nNUM_GPUS: 8\nSOLVER:\n  MAX_EPOCH: 50\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    f = analyze_code(tmp_path, "python tools/run_net.py --cfg configs/run.yaml", use_llm=False).facts
+    assert f["global_batch_size"].value == 32 and f["epochs"].value == 50
+
+
+def test_unlisted_names_of_a_kind_are_read_when_they_agree_and_look_alikes_are_not(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--nb_epoch', type=int, default=120)\np.add_argument('--imgs_per_gpu', type=int, default=6)\n"
+        "p.add_argument('--warmup_epochs', type=int, default=5)\np.add_argument('--val_imgs_per_gpu', type=int, default=1)\n"
+        "args = p.parse_args()\nmodel = Net().cuda()\n")
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert f["epochs"].value == 120 and f["micro_batch_size"].value == 6
+    (tmp_path / "train.py").write_text(
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--n_iters', type=int, default=1000)\n"
+        "p.add_argument('--niter', type=int, default=5000)\n")
+    assert analyze_code(tmp_path, "python train.py", use_llm=False).facts.get("train_steps") is None  # they disagree
