@@ -270,6 +270,11 @@ def _replay_command(
     semantic: Annotated[Path | None, typer.Option(
         help="Semantic augmentation: give jobs code and simulator-written logs under DIR "
              "(automatic for --annotator schedmate).")] = None,
+    semantic_noise: Annotated[float, typer.Option(
+        "--semantic-noise", min=0.0,
+        help="Scale of the real-cluster noise added to the semantic augmentation: 0 none (default), 1 the "
+             "calibrated amount (iteration-time dispersion, runs stopped before their configured length, "
+             "scripts whose length is set at submission; traces/semantic/README.md), 2 twice it.")] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (stable contract).")] = False,
     option: Annotated[list[str] | None, typer.Option(
         "--option", "-o",
@@ -283,7 +288,7 @@ def _replay_command(
             trace, policy=policy, placement=placement, annotator=annotator, cluster=cluster, network=network,
             seed=seed, fmt=fmt, on_error=on_error, limit=limit,
             config=ReplayConfig(seed=seed, restart_cost_s=restart_cost), out=out, progress=not as_json,
-            semantic=semantic, policy_options=policy_options(policy, option or []),
+            semantic=semantic, policy_options=policy_options(policy, option or []), semantic_noise=semantic_noise,
         )
     except (ValueError, FileNotFoundError) as e:
         typer.echo(f"error: {e}", err=True)

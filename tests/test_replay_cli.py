@@ -49,7 +49,7 @@ def test_replay_writes_each_jobs_last_annotation_in_the_format_schedmate_adapt_r
 def test_replay_help_documents_every_option():
     p = schedmate("replay", "--help")
     for option in ("--trace", "--format", "--policy", "--placement", "--annotator", "--cluster", "--network",
-                   "--seed", "--out", "--json", "--on-error", "--option"):
+                   "--seed", "--out", "--json", "--on-error", "--option", "--semantic-noise"):
         assert option in p.stdout
 
 
@@ -113,3 +113,16 @@ def test_the_preemption_and_migration_configs_are_set_by_prefixed_options():
     assert sched.preemption.config.guard_victims == 0 and sched.preemption.config.max_victims == 4
     assert sched.migration.config.gain_factor == 4.0
     assert sched.placement.timers.config.locality_first is False
+
+
+def test_replay_semantic_noise_reaches_the_augmentation(tmp_path):
+    def plans(k: str) -> dict[str, str]:
+        p = schedmate("replay", "--trace", "synth:acme:80:1", "--policy", "sjf", "--annotator", "none",
+                      "--cluster", "nodes=4,gpus=8,rack=2", "--semantic", str(tmp_path / k), "--semantic-noise", k,
+                      "--json")
+        assert p.returncode == 0, p.stderr
+        return {f.name: json.loads(f.read_text())["planned_s"] for f in (tmp_path / k / "_plans").iterdir()}
+
+    plain, noisy = plans("0"), plans("2")
+    assert plain.keys() == noisy.keys()
+    assert any(noisy[j] > plain[j] for j in plain)  # runs stopped early: their configured length overshoots

@@ -146,7 +146,8 @@ def main() -> None:
                "speedup_vs_none", "vs_oracle", "llm_calls_per_job", "tokens_per_job",
                "annotate_s_per_job"]]
     (a.out / "results.md").write_text(
-        f"Produced by `python -m eval.main.run --out {a.out} --jobs {a.jobs}{' --no-llm' if a.no_llm else ''}` "
+        f"Produced by `python -m eval.main.run --out {a.out} --jobs {a.jobs}{' --no-llm' if a.no_llm else ''}"
+        f"{f' --semantic-noise {a.semantic_noise:g}' if a.semantic_noise else ''}` "
         f"on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} (a sweep: {a.out / 'sweep' / 'results.parquet'}); "
         f"LLM server: {os.environ.get('SCHEDMATE_LLM_BASE_URL', 'recorded serve state')}\n\n"
         + markdown(show) + "\n")

@@ -43,12 +43,16 @@ from schedmate.semantic.catalogue import (
     layout,
     templates_for,
 )
+from schedmate.semantic.noise import (
+    CALIBRATED_NOISE,
+    EARLY_STOP_FRACTION,
+    EARLY_STOP_SHARE,
+    PLAIN_ITER_SPREAD,
+    SemanticNoise,
+    hide_length,
+)
 from schedmate.workloads import CATALOGUE, sample_workload
 
-EARLY_STOP_SHARE = 0.25
-"""Share of completed jobs that end before their configured steps (documented in traces/semantic/README.md)."""
-EARLY_STOP_FRACTION = (0.3, 0.9)
-"""Where in the planned run an early-stopped job ends (uniform)."""
 FAILED_FRACTION = (0.05, 0.95)
 CANCELLED_FRACTION = (0.1, 0.95)
 TIMEOUT_FRACTION = (0.4, 0.9)
@@ -56,35 +60,6 @@ HANG_ONSET_FRACTION = (0.3, 0.9)
 """A hung job stops progressing at this fraction of its trace duration (the trace end is the kill)."""
 RESUBMIT_SHARE = 0.35
 """Probability that a job of a user with an earlier fitting job is an edited resubmission of it."""
-
-@dataclass(frozen=True)
-class SemanticNoise:
-    """What real clusters add on top of the templates, where a template's iteration time and a job's
-    configured steps would otherwise fix its duration almost exactly. Scale with `scaled(k)`: 0 is the
-    plain augmentation, 1 the calibrated defaults (`CALIBRATED_NOISE`, sources in traces/semantic/README.md),
-    2 twice as much."""
-
-    iter_time_sigma: float = 0.0
-    """log-normal sigma of a job's real iteration time around what its template and size imply (on top of
-    the plain +-25 % spread): data, sequence lengths, input pipelines, node health differ between jobs"""
-    stop_early_share: float = 0.0
-    """added share of completed jobs whose run ends before the configured steps or epochs (the user stops a
-    run that is good enough, or runs until the time limit): their configured length overshoots"""
-    stop_early_fraction: tuple[float, float] = EARLY_STOP_FRACTION
-    """where in the configured run such a job ends (uniform)"""
-
-    def scaled(self, k: float) -> SemanticNoise:
-        if k < 0 or not math.isfinite(k):
-            raise ValueError(f"semantic noise scale must be a finite number >= 0, got {k}")
-        lo, hi = self.stop_early_fraction
-        return SemanticNoise(iter_time_sigma=self.iter_time_sigma * k,
-                             stop_early_share=min(1.0 - EARLY_STOP_SHARE, self.stop_early_share * k),
-                             stop_early_fraction=(lo, hi))
-
-
-CALIBRATED_NOISE = SemanticNoise()
-"""Replaced by the calibrated values (see `eval/realjobs/calibrate.py`)."""
-
 
 FAILURE_MIX: dict[str, float] = {
     "user_code": 0.36,
@@ -256,7 +231,7 @@ def fit_plan(t: Template, job: Job, planned_s: float, rng: random.Random, base: 
     F = max(planned_s, 1.0)
     short = F < 600
     startup = min(120.0, max(2.0, 0.04 * F)) * rng.uniform(0.8, 1.2)
-    iter_s = t.iter_s * rng.uniform(0.8, 1.25) * iter_factor
+    iter_s = t.iter_s * rng.uniform(*PLAIN_ITER_SPREAD) * iter_factor
     n_evals = 0 if short or "eval" in t.kinds else int(min(10, max(1, F // 3600)))
     eval_pause = rng.uniform(20, 90) if n_evals else 0.0
     ckpt_pause = rng.uniform(10, 45) if n_evals else 0.0
@@ -318,9 +293,9 @@ def _planned(job: Job, rng: random.Random, noise: SemanticNoise | None = None,
         if rng.random() < EARLY_STOP_SHARE:
             return d / rng.uniform(*EARLY_STOP_FRACTION), True
         # a separate stream, so that noise 0 gives exactly the plain augmentation
-        if noise is not None and noise.stop_early_share > 0 and noise_rng is not None:
-            if noise_rng.random() < noise.stop_early_share / (1.0 - EARLY_STOP_SHARE):
-                return d / noise_rng.uniform(*noise.stop_early_fraction), True
+        if (noise is not None and noise.stop_early_share > 0 and noise_rng is not None
+                and noise_rng.random() < noise.stop_early_share / (1.0 - EARLY_STOP_SHARE)):
+            return d / noise_rng.uniform(*noise.stop_early_fraction), True
         return d, False
     lo, hi = {Outcome.failed: FAILED_FRACTION, Outcome.cancelled: CANCELLED_FRACTION,
               Outcome.timeout: TIMEOUT_FRACTION}[job.outcome]
@@ -361,8 +336,15 @@ def load_plan(path_or_job: Path | str | Job) -> Plan:
 def materialize(plan: Plan) -> Path:
     """Write a plan's workdir (idempotent); returns it."""
     wd = Path(plan.workdir)
-    _write_files(wd, TEMPLATES[plan.template].render(plan.p))
+    files = TEMPLATES[plan.template].render(plan.p)
+    _write_files(wd, hide_length(files) if length_hidden(plan) else files)
     return wd
+
+
+def length_hidden(plan: Plan) -> bool:
+    """Whether the job's workdir takes its length from `$TRAIN_LENGTH` (semantic noise `no_length_share`):
+    every template states steps or epochs, so a plan expecting neither is one whose length was hidden."""
+    return plan.expected.get("train_steps") is None and plan.expected.get("epochs") is None
 
 
 def _write_files(wd: Path, files: dict[str, str]) -> None:
@@ -405,8 +387,8 @@ def augment(jobs: list[Job], root: Path, seed: int, write: bool = True,
         noise_rng = random.Random(f"semantic-noise:{seed}:{job.id}") if noise is not None else None
         planned, early = _planned(job, rng, noise, noise_rng)
         iter_factor = 1.0
-        if noise is not None and noise.iter_time_sigma > 0 and noise_rng is not None:
-            iter_factor = math.exp(noise_rng.gauss(0.0, noise.iter_time_sigma))
+        if noise is not None and noise.added_iter_sigma > 0 and noise_rng is not None:
+            iter_factor = math.exp(noise_rng.gauss(0.0, noise.added_iter_sigma))
         workload = t.workload
         if t.name == CATCH_ALL:
             workload = job.workload if job.workload in CATALOGUE else "resnet50"
@@ -422,13 +404,18 @@ def augment(jobs: list[Job], root: Path, seed: int, write: bool = True,
         name = safe_name(job.id)
         wd = root / name
         log = root / "_logs" / f"{name}.log"
+        expected = t.expected(params)
+        hide = (noise is not None and noise.no_length_share > 0
+                and random.Random(f"semantic-noise-length:{seed}:{job.id}").random() < noise.no_length_share)
+        if hide:
+            expected.update(train_steps=None, epochs=None)
         plan = Plan(job_id=job.id, template=t.name, params=asdict(params), outcome=job.outcome.value,
                     duration_s=job.duration_s, planned_s=planned, early_stop=early,
                     failure_category=category.value if category else None, failure_variant=rng.randrange(1000),
                     hang_onset_s=hang, log_seed=rng.randrange(1 << 30), base_job=base[2] if base else None,
-                    workdir=str(wd), log_path=str(log), expected=t.expected(params), **timing)
+                    workdir=str(wd), log_path=str(log), expected=expected, **timing)
         plan_path(root, job.id).write_text(json.dumps(asdict(plan), sort_keys=True))
-        files = t.render(params)
+        files = hide_length(t.render(params)) if hide else t.render(params)
         if write:
             _write_files(wd, files)
         command = files["command.txt"].strip()
@@ -460,6 +447,7 @@ __all__ = [
     "fit_plan",
     "job_kinds",
     "layout",
+    "length_hidden",
     "load_plan",
     "materialize",
     "plan_path",

@@ -120,3 +120,19 @@ def test_a_schedulers_milestones_are_not_the_run_length(tmp_path):
                                         '  MAX_ITER: 270000\n')
     f = analyze_code(wd, "python tools/train_net.py --config-file configs/run.yaml --num-gpus 8", use_llm=False).facts
     assert f["train_steps"].value == 270000
+HF_SCRIPT = '''
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+(args,) = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()
+Trainer(model=None, args=args).train()
+'''
+
+
+def test_a_step_count_set_from_an_unset_variable_leaves_the_run_length_unknown_not_the_default_epochs(tmp_path):
+    from tests.codeprof.codeprof_support import make_job
+
+    wd = make_job(tmp_path / "open", {"train.py": HF_SCRIPT}, "python train.py --output_dir out --max_steps $MAX_STEPS")
+    got = analyze_code(wd, None, use_llm=False).to_contract()
+    assert got["train_steps"] is None and got["epochs"] is None
+    plain = make_job(tmp_path / "plain", {"train.py": HF_SCRIPT}, "python train.py --output_dir out")
+    assert analyze_code(plain, None, use_llm=False).to_contract()["epochs"] == 3  # the library default

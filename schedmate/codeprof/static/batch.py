@@ -10,6 +10,7 @@ from schedmate.codeprof.params import (
     CODE_DEFAULT,
     LIBRARY_DEFAULT,
 )
+from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.names import (
     ACCUM,
     EPOCHS,
@@ -269,6 +270,10 @@ class BatchMixin:
             r.put("train_steps", to_int(steps[0]), steps[1])
         if epochs is None and unit and unit.group(2) == "ep":
             epochs = (float(unit.group(1)), duration[1])  # type: ignore[index]
+        if steps is not None and is_unknown(str(steps[0])):
+            # a step count set from a value the sources leave open (`--max_steps $N`): it may override the
+            # epochs (as HF's max_steps does), so the run length is unknown, not the epochs' default
+            epochs = None
         if epochs is not None and r.val("train_steps") is None:
             e = epochs[0]
             if isinstance(e, float) and e.is_integer():
