@@ -44,3 +44,14 @@ def test_a_strategy_built_by_a_helper_uses_every_visible_gpu(tmp_path):
     assert p.facts.get("num_gpus") is None  # every GPU the job is given: decided at submission
     p = analyze_code(tmp_path, "CUDA_VISIBLE_DEVICES=0,1 python train.py", use_llm=False)
     assert p.facts["num_gpus"].value == 2
+
+
+def test_python_m_package_module_runs_from_a_repository_that_is_itself_the_package(tmp_path):
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "run_classifier.py").write_text(
+        "from absl import flags\nimport tensorflow as tf\n"
+        "flags.DEFINE_integer('train_batch_size', 32, 'Total batch size for training.')\n"
+        "flags.DEFINE_integer('train_step', 1000, 'steps')\n\n\ndef main(_):\n    estimator.train(input_fn)\n")
+    f = analyze_code(tmp_path, "python -m albert.run_classifier --train_batch_size=128 --train_step=10000",
+                     use_llm=False).facts
+    assert f["num_gpus"].value == 1 and f["global_batch_size"].value == 128 and f["micro_batch_size"].value == 128

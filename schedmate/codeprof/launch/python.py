@@ -64,6 +64,14 @@ def entry(ctx: Ctx, script: str | None, args: list[str], module: str | None = No
                     break
             if L.script:
                 break
+        if L.script is None and "." in module and ctx.wd.exists("__init__.py"):
+            # the repository root is itself the package (`python -m albert.run_classifier` from its parent)
+            inner = module.split(".", 1)[1].replace(".", "/")
+            for p in (f"{inner}.py", f"{inner}/__main__.py"):
+                if ctx.wd.exists(p):
+                    L.script = p
+                    L.notes.append(f"module {module}: {p} (the repository root is the package)")
+                    break
         if L.script is None and (mapped := _package_dir_module(ctx, module)) is not None:
             L.script = mapped
             L.notes.append(f"module {module}: {mapped} (package_dir of the repository's setup.py)")

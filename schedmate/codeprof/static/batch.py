@@ -160,12 +160,12 @@ class BatchMixin:
             elif self._help_says_per_device(b := self._first(("batch_size",))):
                 micro = b  # documented as per device (tf_cnn_benchmarks' --batch_size)
             else:
-                g = self._first(("global_batch_size", "batch_size"))
+                g = self._first(("global_batch_size", "batch_size", "train_batch_size", "batch"))
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:
                     micro = (g[0] // self._world, g[1])
-                if g is not None and fw == "jax" and to_int(g[0]):
-                    # JAX input pipelines take the global batch and shard it over the devices
-                    r.put("global_batch_size", to_int(g[0]), g[1], note="JAX: batch_size is the global batch")
+                if g is not None and to_int(g[0]) and (fw == "jax" or self._world):
+                    # JAX pipelines and TF strategies / estimators take the global batch and split it
+                    r.put("global_batch_size", to_int(g[0]), g[1], note=f"{fw}: the batch is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
             micro = self._first(MICRO) or self._fuzzy("micro")
             split = self._divided_by_world() or self._help_says_total(micro)
