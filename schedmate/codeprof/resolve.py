@@ -35,6 +35,8 @@ _HOLDERS = {
     "options",
     "C",
 }
+_CONFIG_OBJECT = re.compile(r"(AttrDict|EasyDict|edict|DotMap|Munch|Namespace|HParams|ConfigDict|OmegaConf\.|"
+                            r"load_config|parse_config|get_config|json\.loads?\(|yaml\.(safe_)?load)")
 _DTYPES = {
     "bfloat16": "bf16",
     "bf16": "bf16",
@@ -94,6 +96,12 @@ class Resolver:
         self.assigns = assigns or {}
         self.file = file
         self._stack: set[str] = set()
+        # names the entry binds to a loaded config (`h = AttrDict(json_config)`, `cfg = OmegaConf.load(p)`):
+        # their attributes are the config's values, like `args.x`
+        self.holders = set(_HOLDERS) | {
+            name for name, items in self.assigns.items()
+            if "." not in name and any(_CONFIG_OBJECT.search(a["expr"]) for a in items)
+        }
 
     def eval(self, src: str) -> tuple[bool, Any, list[str]]:
         """(ok, value, evidence) for an expression's source text."""
@@ -152,14 +160,21 @@ class Resolver:
             for a in reversed(self.assigns[name]):
                 if a["op"] is not None or (a["depth"] > 0) != local:
                     continue
+                # a config attribute the code overwrites (`h.num_gpus = torch.cuda.device_count()`) has that value
+                # at run time: when it cannot be known (or may not apply), the config's value is not the answer
+                overwrites = "." in name
                 if a.get("when"):
                     t = self.truth(a["when"])
-                    if t is not True:
+                    if t is False or (t is None and not overwrites):
                         continue
+                    if t is None:
+                        raise Unknown(f"{name} (set under a condition the sources do not decide)")
                 sub: list[str] = []
                 try:
                     v = self._ev(ast.parse(a["expr"], mode="eval").body, sub)
                 except (Unknown, TypeError, ValueError, ZeroDivisionError, SyntaxError, KeyError, IndexError):
+                    if overwrites:
+                        raise Unknown(name) from None
                     continue
                 ev.extend(sub)
                 ev.append(f"{self.file}:{a['line']}")
@@ -218,11 +233,11 @@ class Resolver:
                     if got is not _MISSING:
                         return got
             parts = d.split(".")
-            while len(parts) > 1 and parts[0] in _HOLDERS:
+            while len(parts) > 1 and parts[0] in self.holders:
                 parts = parts[1:]
-            if len(parts) >= 1 and parts[0] in _HOLDERS:
+            if len(parts) >= 1 and parts[0] in self.holders:
                 raise Unknown(d)
-            if d.split(".")[0] in _HOLDERS:
+            if d.split(".")[0] in self.holders:
                 return self._lookup(".".join(parts), ev)
             raise Unknown(d)
         if isinstance(node, ast.Subscript):
@@ -246,7 +261,7 @@ class Resolver:
                         return whole
                 except (Unknown, KeyError, TypeError, IndexError):
                     pass
-            if isinstance(base, ast.Name) and base.id not in _HOLDERS:
+            if isinstance(base, ast.Name) and base.id not in self.holders:
                 path.insert(0, base.id)
             return self._lookup(".".join(path), ev)
         if isinstance(node, ast.Call):
@@ -304,12 +319,12 @@ class Resolver:
                 holder = f[: -len(".get")]
                 key = self._ev(node.args[0], ev)
                 parts = holder.split(".")
-                while parts and parts[0] in _HOLDERS:
+                while parts and parts[0] in self.holders:
                     parts = parts[1:]
                 try:
                     return self._lookup(".".join([*parts, str(key)]), ev)
                 except Unknown:
-                    if len(node.args) > 1 and holder.split(".")[0] in _HOLDERS:
+                    if len(node.args) > 1 and holder.split(".")[0] in self.holders:
                         return self._ev(node.args[1], ev)
                     raise
             raise Unknown(f)

@@ -124,3 +124,19 @@ def test_unlisted_names_of_a_kind_are_read_when_they_agree_and_look_alikes_are_n
         "import argparse\np = argparse.ArgumentParser()\np.add_argument('--n_iters', type=int, default=1000)\n"
         "p.add_argument('--niter', type=int, default=5000)\n")
     assert analyze_code(tmp_path, "python train.py", use_llm=False).facts.get("train_steps") is None  # they disagree
+
+
+def test_a_config_object_the_code_overwrites_at_run_time_is_not_read_from_the_file(tmp_path):
+    (tmp_path / "config.json").write_text('{"num_gpus": 0, "batch_size": 16, "training_epochs": 3100}\n')
+    (tmp_path / "train.py").write_text(
+        "import argparse, json\nimport torch\nimport torch.multiprocessing as mp\n\n\ndef train(rank, h):\n"
+        "    trainset = Mel(h)\n"
+        "    loader = torch.utils.data.DataLoader(trainset, batch_size=h.batch_size)\n"
+        "    val = torch.utils.data.DataLoader(validset, batch_size=1)\n\n\ndef main():\n"
+        "    p = argparse.ArgumentParser()\n    p.add_argument('--config')\n    a = p.parse_args()\n"
+        "    h = AttrDict(json.loads(open(a.config).read()))\n    if torch.cuda.is_available():\n"
+        "        h.num_gpus = torch.cuda.device_count()\n        h.batch_size = int(h.batch_size / h.num_gpus)\n"
+        "    if h.num_gpus > 1:\n        mp.spawn(train, nprocs=h.num_gpus, args=(h,))\n")
+    f = analyze_code(tmp_path, "python train.py --config config.json", use_llm=False).facts
+    assert f.get("num_gpus") is None  # device_count() at run time, not the file's 0
+    assert f["global_batch_size"].value == 16 and f.get("micro_batch_size") is None  # split over the GPUs

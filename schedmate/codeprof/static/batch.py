@@ -139,7 +139,8 @@ class BatchMixin:
             micro = self._first(("micro_batch_size",))
         if micro is None:
             loaders = self._find_calls("DataLoader")
-            loaders.sort(key=lambda rc: 0 if "train" in " ".join(rc[1]["args"][:1]) else 1)
+            train = [rc for rc in loaders if "train" in " ".join([*rc[1]["args"][:1], rc[1]["kwargs"].get("dataset", "")])]
+            loaders = train or loaders  # never a validation loader's batch for a training loader's unknown one
             for rel, c in loaders:
                 if "batch_size" in c["kwargs"]:
                     ok, v, ev = R.eval(c["kwargs"]["batch_size"])
