@@ -227,7 +227,10 @@ def _serve_locked(engine: str, model: Path | None, port: int | None, alias: str,
                         model_alias=alias, model_path=str(weights), log_path=str(log),
                         started_at=time.time(), command=cmd)
     state_path(engine).write_text(state.model_dump_json(indent=1))
-    return _wait_until_up(state, proc, wait_s, report)
+    state = _wait_until_up(state, proc, wait_s, report)
+    if engine == "vllm":
+        warm_structured_output(state, report)
+    return state
 
 
 def _wait_until_up(state: ServerState, proc: subprocess.Popen | None, wait_s: float, report: Report) -> ServerState:
@@ -248,6 +251,37 @@ def _wait_until_up(state: ServerState, proc: subprocess.Popen | None, wait_s: fl
         time.sleep(1.0)
     report(f"{engine}: up at {state.base_url} after {time.monotonic() - t0:.0f} s")
     return state
+
+
+WARM_STRING_BOUNDS: tuple[int, ...] = (300, 60)
+"""The `maxLength` of every string in the project's output schemas (`logmon.assist.LogDiagnosis.root_cause`,
+the code analyzer's `model_name`); `tests/llm/test_llm_offline.py` checks that none is missing."""
+
+
+def warm_structured_output(state: ServerState, report: Report = _quiet, timeout_s: float = 900.0) -> float | None:
+    """Have a just-started vLLM server compile a grammar with the project's bounded strings, once.
+
+    xgrammar compiles a JSON-schema string with `maxLength` slowly on a CPU (`LogDiagnosis`, 300 characters:
+    15-27 s on 2 shared cores, measured 2026-11-25; an unbounded string or a new schema over warm rules: under
+    0.1 s). The compiled rules stay in the server's memory for its life, never across restarts (vLLM has no
+    disk cache for them), so without this the first structured call after every start pays the compile.
+    Returns the seconds the warm-up took, or None when it failed (reported, not raised: serving goes on).
+    """
+    props = {f"s{n}": {"type": "string", "maxLength": n} for n in WARM_STRING_BOUNDS}
+    schema = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    body = {"model": state.model_alias, "messages": [{"role": "user", "content": "Answer {}."}],
+            "max_tokens": 1, "temperature": 0,
+            "response_format": {"type": "json_schema",
+                                "json_schema": {"name": "warmup", "schema": schema, "strict": True}}}
+    t0 = time.monotonic()
+    try:
+        httpx.post(state.base_url.rstrip("/") + "/chat/completions", json=body, timeout=timeout_s).raise_for_status()
+    except httpx.HTTPError as e:
+        report(f"{state.engine}: structured-output warm-up failed ({e!r}); the first structured call compiles instead")
+        return None
+    seconds = time.monotonic() - t0
+    report(f"{state.engine}: structured output warmed up (bounded-string grammar compiled) in {seconds:.0f} s")
+    return seconds
 
 
 def stop(engine: str | None = None, timeout_s: float = 30.0) -> list[str]:
@@ -323,4 +357,4 @@ def env_lines(engine: str | None = None) -> str:
             f"export SCHEDMATE_LLM_DIALECT={state.dialect}\n")
 
 
-__all__ = ["ARTIFACTS", "DEFAULT_ENGINE", "DEFAULT_PORTS", "ENGINES", "EngineStatus", "HOST", "MODEL_ALIAS", "ModelArtifact", "QWEN_CODER_05B", "Report", "SMOLLM2_135M", "ServerState", "convert_to_hf", "default_hf_dir", "engine_installed", "engine_python", "engine_spec", "engines_dir", "env_lines", "has_gpu", "install_engine", "list_models", "models_dir", "pull", "read_state", "run_dir", "running_server", "schedmate_home", "serve", "server_command", "sha256_file", "state_path", "status", "stop", "tail"]
+__all__ = ["ARTIFACTS", "DEFAULT_ENGINE", "DEFAULT_PORTS", "ENGINES", "HOST", "MODEL_ALIAS", "QWEN_CODER_05B", "SMOLLM2_135M", "EngineStatus", "ModelArtifact", "Report", "ServerState", "convert_to_hf", "default_hf_dir", "engine_installed", "engine_python", "engine_spec", "engines_dir", "env_lines", "has_gpu", "install_engine", "list_models", "models_dir", "pull", "read_state", "run_dir", "running_server", "schedmate_home", "serve", "server_command", "sha256_file", "state_path", "status", "stop", "tail", "warm_structured_output"]
