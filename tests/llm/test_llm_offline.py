@@ -17,10 +17,12 @@ from typer.testing import CliRunner
 from schedmate.cli import app
 from schedmate.llm import LLMCache, LLMClient, LLMConfig, LLMUnavailableError, Usage
 from schedmate.llm.cache import cache_key, is_cacheable
+from schedmate.llm.errors import ServeError
 from schedmate.llm.serving import (
     WARM_STRING_BOUNDS,
     ModelArtifact,
     ServerState,
+    llama_threads,
     pull,
     read_state,
     running_server,
@@ -247,3 +249,20 @@ def test_the_vllm_warm_up_failing_is_reported_and_serving_goes_on(home):
     messages: list[str] = []
     assert warm_structured_output(state, report=messages.append, timeout_s=5) is None
     assert len(messages) == 1 and "warm-up failed" in messages[0]
+
+
+def test_llama_cpp_leaves_one_core_free_unless_told_its_thread_count(monkeypatch):
+    monkeypatch.delenv("SCHEDMATE_LLM_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert llama_threads() == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert llama_threads() == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert llama_threads() == 15
+    cmd = server_command("llamacpp", Path("/models/q.gguf"), 8101)
+    assert cmd[cmd.index("--n_threads") + 1] == cmd[cmd.index("--n_threads_batch") + 1] == "15"
+    monkeypatch.setenv("SCHEDMATE_LLM_THREADS", "2")
+    assert llama_threads() == 2
+    monkeypatch.setenv("SCHEDMATE_LLM_THREADS", "two")
+    with pytest.raises(ServeError, match="SCHEDMATE_LLM_THREADS='two'"):
+        llama_threads()
