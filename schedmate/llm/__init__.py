@@ -29,8 +29,8 @@ without a base URL the server started by `schedmate llm serve`, if one is up. Ca
 are cached. Prompt format: `prompts/README.md` and `schedmate.llm.prompts`. Local servers:
 `schedmate.llm.serving` and `schedmate llm --help`.
 
-Modules: `client` (LLMClient, StructuredResult), `config`, `prompts`, `cache`, `usage`, `serving`, `cli`,
-`errors`.
+Modules: `client` (LLMClient), `structured` (the structured-output protocol, StructuredResult), `transport`
+(requests, retries, dialect), `config`, `prompts`, `cache`, `usage`, `serving`, `cli`, `errors`.
 """
 
 from schedmate.llm.cache import LLMCache

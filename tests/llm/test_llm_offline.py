@@ -17,9 +17,12 @@ from typer.testing import CliRunner
 from schedmate.cli import app
 from schedmate.llm import LLMCache, LLMClient, LLMConfig, LLMUnavailableError, Usage
 from schedmate.llm.cache import cache_key, is_cacheable
+from schedmate.llm.errors import ServeError
 from schedmate.llm.serving import (
+    WARM_STRING_BOUNDS,
     ModelArtifact,
     ServerState,
+    llama_threads,
     pull,
     read_state,
     running_server,
@@ -27,6 +30,7 @@ from schedmate.llm.serving import (
     sha256_file,
     state_path,
     stop,
+    warm_structured_output,
 )
 from schedmate.llm.usage import CallUsage
 
@@ -217,3 +221,48 @@ def test_the_vllm_command_line_carries_the_structured_output_and_tool_flags(home
     llama = server_command("llamacpp", Path("/models/q.gguf"), 8101)
     assert llama[1:3] == ["-m", "llama_cpp.server"] and "--model_alias" in llama
     assert os.path.basename(llama[0]) == "python"
+
+
+def _string_bounds(schema: object) -> set[int]:
+    if isinstance(schema, dict):
+        own = {schema["maxLength"]} if isinstance(schema.get("maxLength"), int) else set()
+        return own.union(*(_string_bounds(v) for v in schema.values()))
+    if isinstance(schema, list):
+        return set().union(*(_string_bounds(v) for v in schema))
+    return set()
+
+
+def test_the_vllm_warm_up_compiles_every_string_bound_of_the_output_schemas():
+    from schedmate.codeprof.llm_fields import ASKABLE, field_model
+    from schedmate.logmon.assist import LogDiagnosis, proposals_model
+
+    used = set().union(*(_string_bounds(m.model_json_schema())
+                         for m in (LogDiagnosis, proposals_model([1, 3]), field_model(list(ASKABLE)))))
+    assert used and used <= set(WARM_STRING_BOUNDS)
+    assert _string_bounds({"a": [{"maxLength": 7}, {"b": {"maxLength": 9}}]}) == {7, 9}
+
+
+def test_the_vllm_warm_up_failing_is_reported_and_serving_goes_on(home):
+    port = closed_port()
+    state = ServerState(engine="vllm", pid=1, port=port, base_url=f"http://127.0.0.1:{port}/v1", model_alias="m",
+                        model_path="/x", log_path="/x.log", started_at=0.0, command=["x"])
+    messages: list[str] = []
+    assert warm_structured_output(state, report=messages.append, timeout_s=5) is None
+    assert len(messages) == 1 and "warm-up failed" in messages[0]
+
+
+def test_llama_cpp_leaves_one_core_free_unless_told_its_thread_count(monkeypatch):
+    monkeypatch.delenv("SCHEDMATE_LLM_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert llama_threads() == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert llama_threads() == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    assert llama_threads() == 15
+    cmd = server_command("llamacpp", Path("/models/q.gguf"), 8101)
+    assert cmd[cmd.index("--n_threads") + 1] == cmd[cmd.index("--n_threads_batch") + 1] == "15"
+    monkeypatch.setenv("SCHEDMATE_LLM_THREADS", "2")
+    assert llama_threads() == 2
+    monkeypatch.setenv("SCHEDMATE_LLM_THREADS", "two")
+    with pytest.raises(ServeError, match="SCHEDMATE_LLM_THREADS='two'"):
+        llama_threads()

@@ -16,11 +16,16 @@ sys.path.insert(0, str(HERE))
 
 from gen import (  # noqa: E402,F401
     jobs_deepspeed_megatron,
-    jobs_hf_lightning,
+    jobs_hf,
     jobs_holdout,
-    jobs_misc,
+    jobs_hydra_wrappers,
+    jobs_lightning,
+    jobs_nanogpt,
     jobs_other,
-    jobs_pytorch,
+    jobs_pytorch_ddp,
+    jobs_pytorch_fsdp,
+    jobs_pytorch_single,
+    jobs_torchtitan,
 )
 from gen.common import JOBS  # noqa: E402
 
