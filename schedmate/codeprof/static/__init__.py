@@ -5,9 +5,9 @@ module globals) < config files < config files named on the command line < comman
 values fixed in code at run time (`TrainingArguments(...)`, `Trainer(...)`, `x //= world_size`).
 Every fact carries evidence `file:line` (or `cmd`). A field the sources do not fix stays absent.
 
-One module per seam: `names` (data tables), `result`, `reading` (entry script, defaults, command line,
-config files), `runtime` (values fixed in code, topology), `model`, `batch` (batch, length, duration,
-precision), `parallel`.
+One module per seam: `names` (data tables), `result`, `reading` (entry script, defaults, command line),
+`config_files` (config files, Hydra, group overrides), `libraries` (conventions of libraries), `runtime`
+(values fixed in code, topology), `model`, `batch` (batch, length, duration, precision), `parallel`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from schedmate.codeprof.params import (
 )
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static.batch import BatchMixin
+from schedmate.codeprof.static.config_files import ConfigFilesMixin
 from schedmate.codeprof.static.libraries import Library
 from schedmate.codeprof.static.model import ModelMixin
 from schedmate.codeprof.static.names import (
@@ -44,7 +45,7 @@ _ACCUM_NAME = re.compile(r"grad\w*accum|accum\w*(grad|step|iter|batch|freq)|upda
                          r"\baccum_?(steps|iter)?$|accumulate_grad", re.IGNORECASE)
 
 
-class StaticPass(ReadingMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMixin):
+class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMixin):
     def __init__(
         self,
         wd: Workdir,

@@ -1,0 +1,203 @@
+"""Config files of the job: the ones the command line, the code and Hydra name, read with what they inherit,
+config-group overrides, and the local modules their `_target_`s name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+
+from schedmate.codeprof.config_tree import load_tree
+from schedmate.codeprof.configs import flatten
+from schedmate.codeprof.params import (
+    COMMAND_LINE,
+    CONFIG,
+    CONFIG_OVERRIDE,
+    norm,
+)
+
+
+class ConfigFilesMixin:
+    """Config files of the job (see the module docstring)."""
+
+    def _config_paths(self) -> list[tuple[str, str, int]]:
+        """(workdir-relative path, evidence, layer) of the config files the job uses."""
+        P = self.r.params
+        L = self.r.launch
+        assert L is not None
+        out: list[tuple[str, str, int]] = []
+        base = str(PurePosixPath(self.r.entry).parent) if self.r.entry else L.base
+
+        def add(path: Any, where: str, layer: int) -> None:
+            if isinstance(path, str) and re.fullmatch(r"[\w./-]+\.py:[\w,=.-]*", path):
+                path = path.split(":", 1)[0]  # ml_collections `config.py:variant`
+            if isinstance(path, str) and re.fullmatch(r"[\w-]+(/[\w.-]+)*", path) and "." not in path[-6:]:
+                path = self._config_by_name(path, (L.base, base, "")) or path
+            if not isinstance(path, str) or not path.lower().endswith(
+                (".yaml", ".yml", ".json", ".toml", ".py", ".gin", ".jsonnet", ".libsonnet")
+            ):
+                return
+            for root in (L.base, base, ""):
+                rel = self.wd.rel(path, root)
+                if rel and self.wd.exists(rel):
+                    if rel not in [o[0] for o in out] and rel != self.r.entry and rel not in self.r.py:
+                        out.append((rel, where, layer))
+                    return
+            self.r.notes.append(f"config {path} named at {where} is not in the workdir")
+
+        for key, pv in P.items():
+            leaf = key.rsplit(".", 1)[-1]
+            if re.search(
+                r"(^|_)(config|cfg|conf|exp)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$", leaf
+            ) and not re.search(r"deepspeed|ds_config", leaf):
+                add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
+        for p in self._positional:
+            add(p, L.args_where[0], CONFIG_OVERRIDE)
+        for rel, c in self.calls:
+            tail = c["func"].rsplit(".", 1)[-1]
+            if tail in {
+                "open",
+                "load",
+                "safe_load",
+                "from_json_file",
+                "from_yaml",
+                "Path",
+                "load_config",
+                "from_file",
+                "read_text",
+            }:
+                for a in c["args"][:1]:
+                    m = re.fullmatch(r"""['"]([^'"]+\.(?:ya?ml|json|toml))['"]""", a)
+                    if m:
+                        add(m.group(1), f"{rel}:{c['line']}", CONFIG)
+        return out
+
+    def _config_by_name(self, name: str, roots: tuple[str, ...]) -> str | None:
+        """A config named without its extension (`--config llama3_1/8B_full`, a Hydra config name): the
+        YAML next to the job, else the one file anywhere in the workdir whose path ends that way."""
+        for ext in (".yaml", ".yml"):
+            for root in roots:
+                rel = self.wd.rel(name + ext, root)
+                if rel and self.wd.exists(rel):
+                    return rel
+        hits = [h for ext in (".yaml", ".yml") for h in self.wd.find_by_suffix(name + ext)]
+        if len(hits) == 1:
+            self.r.notes.append(f"config {name} found as {hits[0]}")
+            return hits[0]
+        if len(hits) > 1:
+            self.r.notes.append(f"config {name} is ambiguous ({', '.join(hits[:3])}); not read")
+        return None
+
+    def _config_files(self) -> None:
+        self._hydra()
+        for rel, _where, layer in self._config_paths():
+            if rel.endswith(".py") and re.search(r"^class \w+.*:\s*$[\s\S]*?def __init__\(self",
+                                                  self.wd.read_text(rel) or "", re.MULTILINE):
+                # a class-based config (YOLOX `-f exps/x.py`): its classes' `__init__` values over their bases
+                self._read_python(rel, entry=True)
+                self._class_defaults(named={rel}, layer=layer)
+                continue
+            self._load_config(rel, layer, prefix="")
+        self._group_overrides()
+        self._target_modules()
+
+    def _group_overrides(self) -> None:
+        """Hydra config-group choices on the command line (`+config/pretrain/models=resnet50_w2`,
+        `model=large`): the group's option file is merged over the config, at its `@package`."""
+        roots = (self.r.launch.base if self.r.launch else "", "")
+        for group, choice in self._hydra_overrides.items():
+            if not re.fullmatch(r"[\w-]+", choice) or not re.fullmatch(r"[\w-]+(/[\w-]+)*", group):
+                continue
+            rel = self._config_by_name(f"{group}/{choice}", roots)
+            if rel is None or rel in self.r.configs:
+                continue
+            head = (self.wd.read_text(rel) or "")[:400]
+            m = re.search(r"#\s*@package\s+(\S+)", head)
+            package = m.group(1) if m else "_group_"
+            prefix = "" if package == "_global_" else (group.replace("/", ".") if package == "_group_" else package)
+            self._load_config(rel, CONFIG_OVERRIDE, prefix=prefix)
+
+    def _target_modules(self) -> None:
+        """Local modules named by config `_target_`s (Hydra/OmegaConf instantiate): read them like imports."""
+        for key, pv in self.r.params.items():
+            if not key.endswith("._target_") or not isinstance(pv.value, str) or len(self.r.py) >= 16:
+                continue
+            parts = pv.value.split(".")
+            for k in range(len(parts) - 1, 0, -1):
+                cand = self.wd.rel("/".join(parts[:k]) + ".py", "")
+                if cand and self.wd.exists(cand):
+                    self._read_python(cand)
+                    break
+
+    def _load_config(self, rel: str, layer: int, prefix: str = "") -> dict[str, Any] | None:
+        text = self.wd.read_text(rel)
+        if text is None:
+            self.r.notes.append(f"config {rel} not read ({self.wd.skipped.get(rel, 'missing')})")
+            return None
+        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {})
+        self.r.notes.extend(n for n in tree.notes if n not in self.r.notes)
+        if rel not in tree.files:
+            return None
+        cfg = tree.data
+        for f in tree.files:
+            if f not in self.r.configs:
+                self.r.configs.append(f)
+        if "zero_optimization" in cfg or "train_micro_batch_size_per_gpu" in cfg:
+            self._ds_cfg = (rel, cfg, text)
+            return cfg
+        flat = flatten(cfg)
+        wheres = tree.where
+        leaf_vals: dict[str, set[str]] = {}
+        for k, v in flat:
+            leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
+        for k, v in flat:
+            if k == "defaults" or isinstance(v, list) and k.endswith("defaults"):
+                continue
+            key = f"{prefix}.{k}" if prefix else k
+            cur = self.r.params.get(key) if "." in key else self.r.params._full.get(norm(key))
+            if cur is not None and cur.layer >= COMMAND_LINE:
+                continue
+            self.r.params.set(
+                key, v, wheres.get(k, f"{rel}:1"), layer, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1
+            )
+        return cfg
+
+    def _hydra(self) -> None:
+        """A `@hydra.main(config_path, config_name)` entry: the config Hydra would compose (defaults lists,
+        group choices and overrides from the command line, packages, interpolations)."""
+        from schedmate.codeprof.hydra_compose import compose
+
+        self._ds_cfg: tuple[str, dict[str, Any], str] | None = None
+        for rel, c in self.calls:
+            if not c["func"].endswith("hydra.main") and c["func"] != "main":
+                continue
+            if "config_name" not in c["kwargs"]:
+                continue
+            cp = c["kwargs"].get("config_path", "'.'").strip("'\"")
+            cn = c["kwargs"]["config_name"].strip("'\"")
+            root = self.wd.rel(cp, str(PurePosixPath(rel).parent)) or ""
+            main = self.wd.rel(cn if cn.endswith((".yaml", ".yml")) else f"{cn}.yaml", root)
+            if not main or not self.wd.exists(main):
+                self.r.notes.append(f"hydra config {cp}/{cn}.yaml named at {rel}:{c['line']} not found")
+                return
+            L = self.r.launch
+            overrides = [a for a in (L.args if L else []) if re.match(r"^[+~]{0,2}[A-Za-z_][\w./@-]*=", a)]
+            tree = compose(self.wd.read_text, "" if root == "." else root, cn, overrides,
+                           L.env if L else {})
+            self.r.notes.extend(n for n in tree.notes if n not in self.r.notes)
+            for f in tree.files:
+                if f not in self.r.configs:
+                    self.r.configs.append(f)
+            leaf_vals: dict[str, set[str]] = {}
+            flat = flatten(tree.data)
+            for k, v in flat:
+                leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
+            for k, v in flat:
+                where = tree.where.get(k, main)
+                if where == "cmd":
+                    continue  # the command line's own values are already in, at their layer
+                cur = self.r.params.get(k) if "." in k else None
+                if cur is not None and cur.layer >= COMMAND_LINE:
+                    continue
+                self.r.params.set(k, v, where, CONFIG, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1)
+            return
