@@ -42,6 +42,9 @@ FWD_GFLOPS_PER_SAMPLE = {
     "efficientnet_b0": 0.39,
 }
 DEFAULT_VOCAB = {"gpt": 50257, "bert": 30522, "t5": 32128, "llama": 32000, "mistral": 32000}
+DIMS_DESCRIBE_MODEL = {"gpt", "llama", "mistral", "bert", "t5", "vit"}
+MIN_PARAMS_FROM_DIMS = 1e6
+"""without a vocabulary, a transformer smaller than this is a block's dims read as a model's, not a model"""
 INTER_NODE_BYTES_PER_S = 12.5e9
 GPU_FLOPS = 40e12
 COMM_HIDDEN = 0.5
@@ -171,7 +174,10 @@ def derive(
         _put(facts, "params", hit[2], _ev(facts, "model_name"), f"known size of {hit[0]}")
     else:
         got = params_from_dims(dims, family)
-        if got:
+        # transformer dims describe the whole model for language models and ViTs (or when the config gives the
+        # vocabulary); elsewhere they are often a head's (a detector's decoder) and would undercount it
+        whole = family in DIMS_DESCRIBE_MODEL or "vocab" in dims
+        if got and whole and (got[0] >= MIN_PARAMS_FROM_DIMS or "vocab" in dims):
             _put(facts, "params", round(got[0]), got[1], "from architecture dims (L, d, V, FFN, experts)")
     params = _v(facts, "params")
     # work -----------------------------------------------------------------------------------------

@@ -136,3 +136,12 @@ def test_a_step_count_set_from_an_unset_variable_leaves_the_run_length_unknown_n
     assert got["train_steps"] is None and got["epochs"] is None
     plain = make_job(tmp_path / "plain", {"train.py": HF_SCRIPT}, "python train.py --output_dir out")
     assert analyze_code(plain, None, use_llm=False).to_contract()["epochs"] == 3  # the library default
+
+
+def test_a_maskformer_config_names_its_model_by_decoder_and_backbone_not_by_the_decoders_dims(tmp_path):
+    base = ("MODEL:\n  META_ARCHITECTURE: MaskFormer\n  BACKBONE:\n    NAME: D2SwinTransformer\n  SWIN:\n"
+            "    EMBED_DIM: 192\n  MASK_FORMER:\n    TRANSFORMER_DECODER_NAME: MultiScaleMaskedTransformerDecoder\n"
+            "    HIDDEN_DIM: 256\n    DEC_LAYERS: 10\n    DIM_FEEDFORWARD: 2048\n")
+    wd = detectron2_job(tmp_path, base, '_BASE_: "Base-RCNN-FPN.yaml"\n')
+    f = analyze_code(wd, "python tools/train_net.py --config-file configs/run.yaml --num-gpus 8", use_llm=False).facts
+    assert f["model_name"].value == "mask2former-swin-l" and f["params"].value == 216e6

@@ -71,6 +71,13 @@ def _detectron2_model(P: ParamSpace) -> str | None:
     arch = str(val("model.meta_architecture") or "")
     depth = val("model.resnets.depth")
     backbone = str(val("model.backbone.name") or "")
+    if arch == "MaskFormer":  # MaskFormer / Mask2Former (by their transformer decoder) over a ResNet or Swin
+        second = "MultiScale" in str(val("model.mask_former.transformer_decoder_name") or "")
+        family = "mask2former" if second else "maskformer"
+        if "resnet" in backbone and depth in (50, 101):
+            return f"{family}_r{depth}"
+        swin = {96: None, 128: "b", 192: "l"}.get(val("model.swin.embed_dim"))  # type: ignore[arg-type]
+        return f"{family}_swin_{swin}" if "Swin" in backbone and swin else None
     if depth not in (50, 101) or "resnet" not in backbone:
         return None
     fpn = "fpn" in backbone

@@ -252,8 +252,8 @@ class RuntimeMixin:
                 if n is not None and n > 0:
                     ppn = Setting(n, ev)
                     nprocs = None
-                elif v in (-1, "auto", "-1"):
-                    ppn, nprocs = None, None
+                else:  # -1, "auto", or a value the sources leave open (`${device_count:}`): every visible GPU
+                    ppn, nprocs = self._visible_devices(), None
             if "num_nodes" in lt:
                 v, ev = lt["num_nodes"]
                 if isinstance(v, int):
