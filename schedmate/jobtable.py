@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
+from pydantic import TypeAdapter
 
 from schedmate.records import FailureCategory, Job, Outcome, SemanticRefs, sensitivity_from_slowdown
 
@@ -30,6 +31,7 @@ _FAILURE_CODE = {f: i for i, f in enumerate(FAILURES)}
 _OPT_STRINGS = ("user", "name", "job_type", "vc", "gpu_type", "workload")
 _FLOATS = ("submit_time", "duration_s", "spread_slowdown")
 _OPT_FLOATS = ("requested_time_s", "hang_onset_s")
+_JOB_LIST = TypeAdapter(list[Job])
 
 
 def _floats(values: Any) -> np.ndarray:
@@ -167,9 +169,19 @@ class JobTable:
         return d
 
     def to_jobs(self) -> list[Job]:
+        """Every row as a validated `Job` (column-wise, then one pydantic call for the whole list)."""
         if self.records is not None:
             return list(self.records)
-        return [Job(**self._row_dict(i)) for i in range(len(self))]
+        n = len(self)
+        cols: dict[str, list[Any]] = {f: getattr(self, f).tolist() for f in (*_OPT_STRINGS, *_FLOATS, "id", "num_gpus")}
+        for f in _OPT_FLOATS:
+            cols[f] = [None if math.isnan(v) else v for v in getattr(self, f).tolist()]
+        cols["num_nodes"] = [v or None for v in self.num_nodes.tolist()]
+        cols["outcome"] = [OUTCOMES[c] for c in self.outcome.tolist()]
+        cols["failure_category"] = [FAILURES[c] if c >= 0 else None for c in self.failure_category.tolist()]
+        cols["semantic"] = self.semantic.tolist() if self.semantic is not None else [None] * n
+        keys = list(cols)
+        return _JOB_LIST.validate_python([dict(zip(keys, row)) for row in zip(*cols.values())])
 
     # ------------------------------------------------------------------ whole-table operations
     def take(self, index: np.ndarray | Sequence[int]) -> JobTable:
@@ -192,6 +204,22 @@ class JobTable:
         if len(order) and (order == np.arange(len(order))).all():
             return self
         return self.take(order)
+
+    @classmethod
+    def concat(cls, tables: Sequence[JobTable]) -> JobTable:
+        """The rows of `tables`, one after the other (record links kept only if every table has them)."""
+        if not tables:
+            return cls.from_columns(0, {"id": [], "submit_time": [], "num_gpus": [], "duration_s": []})
+        cols = {f.name: np.concatenate([getattr(t, f.name) for t in tables]) for f in fields(cls)
+                if f.name not in ("semantic", "records")}
+        sem = None
+        if any(t.semantic is not None for t in tables):
+            sem = np.concatenate([t.semantic if t.semantic is not None else np.full(len(t), None, dtype=object)
+                                  for t in tables])
+        recs = None
+        if all(t.records is not None for t in tables):
+            recs = [r for t in tables for r in t.records]  # type: ignore[union-attr]
+        return cls(**cols, semantic=sem, records=recs)
 
     def head(self, n: int) -> JobTable:
         return self.take(np.arange(min(max(0, n), len(self))))
