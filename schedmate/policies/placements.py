@@ -44,8 +44,14 @@ def _greedy(gpus: int, nodes: list[int], free: list[int]) -> Placement | None:
 
 def best_fit_single_node(gpus: int, free: list[int], nodes: list[int] | range | None = None) -> Placement | None:
     """The node with the fewest free GPUs that still holds the job (lowest index on ties)."""
+    if nodes is None:  # the first node holding the smallest count that fits: list scans in C
+        top = max(free, default=0)
+        for k in range(max(gpus, 0), top + 1):
+            if k in free:
+                return ((free.index(k), gpus),)
+        return None
     best, best_free = -1, 1 << 30
-    for n in nodes if nodes is not None else range(len(free)):
+    for n in nodes:
         f = free[n]
         if gpus <= f < best_free:
             best, best_free = n, f

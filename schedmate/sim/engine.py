@@ -432,10 +432,16 @@ class Simulator:
         smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
         monotone = placement.monotone
         backfill_budget = self.scheduler.backfill_depth
-        scan = QueueScan(self.waiting_by_gpus)
+        scan = QueueScan(self.waiting_by_gpus, self.waiting)
+        # a job too big for what is left is only skipped (with its whole demand) when no preemption, no
+        # blocking head and no placement note is at stake: the scan can then skip such demands itself
+        skip_hopeless = not order.blocking and note_unplaced is None
         while True:
             if cluster.total_free == 0 and not may_preempt:
                 break
+            if skip_hopeless and not may_preempt:
+                free = cluster.total_free
+                scan.limit = smallest_misfit - 1 if monotone and smallest_misfit <= free else free
             entry = scan.next()
             if entry is None:
                 break

@@ -31,39 +31,46 @@ MAX_TEMPLATES = 4
 
 
 class Results:
-    """The outcome of every ended job, one column per `JobState` field that still means something."""
+    """The outcome of every ended job: one structured row per job, one field per `JobState` field that
+    still means something (`first_start` None is NaN; `ended_by` a code into `reasons`). The columns
+    are views: `results.end_time`, `results.preemptions`, ..."""
 
     def __init__(self, n: int) -> None:
+        self.rows = np.zeros(n, dtype=[(f, np.float64) for f in _FLOATS] + [(f, np.int32) for f in _INTS]
+                             + [("ended_by", np.int8)])
         defaults = {f.name: f.default for f in fields(JobState)}
-        for f in _FLOATS:  # a job that never arrived has its states' defaults (None: NaN)
+        for f in _FLOATS:  # a job that never arrived has its state's defaults
             d = defaults[f]
-            setattr(self, f, np.full(n, math.nan if d is None else d))
-        for f in _INTS:
-            setattr(self, f, np.zeros(n, dtype=np.int32))
-        self.ended_by = np.zeros(n, dtype=np.int8)
+            self.rows[f] = math.nan if d is None else d
         self.reasons: list[str] = ["trace"]
         """`ended_by` codes."""
 
+    def __getattr__(self, name: str) -> np.ndarray:
+        if name in _FLOATS or name in _INTS or name == "ended_by":
+            return self.rows[name]
+        raise AttributeError(name)
+
     def store(self, js: JobState) -> None:
-        i = js.idx
-        for f in _FLOATS:
-            getattr(self, f)[i] = getattr(js, f)
-        for f in _INTS:
-            getattr(self, f)[i] = getattr(js, f)
-        if js.ended_by != "trace":
-            if js.ended_by not in self.reasons:
-                self.reasons.append(js.ended_by)
-            self.ended_by[i] = self.reasons.index(js.ended_by)
+        reason = js.ended_by
+        if reason == "trace":
+            code = 0
+        else:
+            if reason not in self.reasons:
+                self.reasons.append(reason)
+            code = self.reasons.index(reason)
+        first = js.first_start
+        self.rows[js.idx] = (
+            math.nan if first is None else first, js.end_time, js.queued_s, js.executed_s, js.comm_lost_gpu_s,
+            js.work_done, js.last_start, js.last_preempted, js.speed, js.eligible_since, js.last_update,
+            js.preemptions, js.migrations, js.max_nodes, js.max_racks, js.nodes_spanned, js.racks_spanned, code)
 
     def load(self, js: JobState) -> None:
-        i = js.idx
-        for f in _FLOATS:
-            setattr(js, f, getattr(self, f).item(i))
-        if js.first_start != js.first_start:
+        row = self.rows[js.idx].tolist()
+        for f, v in zip((*_FLOATS, *_INTS), row):
+            setattr(js, f, v)
+        if math.isnan(row[0]):
             js.first_start = None
-        for f in _INTS:
-            setattr(js, f, getattr(self, f).item(i))
-        js.ended_by = self.reasons[self.ended_by.item(i)]
+        js.ended_by = self.reasons[row[-1]]
 
 
 class Annotations:

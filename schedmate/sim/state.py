@@ -160,8 +160,7 @@ class ClusterState:
         return total
 
     def fits_on_one_node(self, gpus: int) -> bool:
-        counts = self.nodes_with_free
-        return any(counts[k] for k in range(gpus, len(counts)))
+        return any(self.nodes_with_free[gpus:])
 
     def allocate(self, placement: Placement) -> None:
         for node, gpus in placement:
