@@ -100,12 +100,16 @@ class Tiresias(QueueOrder):
         return js.attained_service(now) - js.extra.get("tiresias_base", 0.0)
 
     def level(self, js: JobState, now: float) -> int:
-        service = self._service(js, now)
+        running = js.status is Status.running
+        # _service, inlined (hot): attained service less the base a starvation promotion set
+        service = (js.executed_s + (now - js.last_start if running else 0.0)) * js.num_gpus
+        if js.extra:
+            service -= js.extra.get("tiresias_base", 0.0)
         lvl = 0
         for t in self.thresholds:
             if service >= t:
                 lvl += 1
-        if js.status is not Status.running and lvl > 0 and self._starved(js, now):
+        if not running and lvl > 0 and self._starved(js, now):
             js.extra["tiresias_base"] = js.attained_service(now)  # promotion
             return 0
         return lvl

@@ -96,7 +96,9 @@ class Simulator:
         self.waiting_by_gpus: dict[int, SortedList] = {}
         """The waiting queue split by GPU demand, same keys: a pass skips a whole demand at once."""
         self.running_by_end: SortedList = SortedList()
-        """(predicted end, idx) of running jobs; a running job's predicted end does not move."""
+        """(predicted end, idx) of running jobs; a running job's predicted end does not move. Kept only
+        for blocking orders with backfilling, the only passes that read it."""
+        self._track_ends = scheduler.order.blocking and scheduler.backfill
         self.events = 0
         self.passes = 0
         self.timeseries = Timeseries()
@@ -239,8 +241,9 @@ class Simulator:
                 self.running_by_class.remove(js.class_entry)
                 js.class_entry = None
             self._add_running_class(js, t)
-            self.running_by_end.remove(js.end_entry)
-            self._add_running_end(js, t)
+            if js.end_entry is not None:
+                self.running_by_end.remove(js.end_entry)
+                self._add_running_end(js, t)
             self._announce_key_change(js, t)
         self._dirty = True
 
@@ -271,7 +274,9 @@ class Simulator:
         remaining = max(0.0, js.work_total - js.work_done)
         self.push(t + remaining / js.speed, FINISH, js.idx, js.version)
 
-    def _respeed(self, affected: Iterable[JobState], t: float) -> None:
+    def _respeed(self, affected: set[JobState], t: float) -> None:
+        if not affected:
+            return
         for other in sorted(affected, key=lambda j: j.idx):
             if other.status is not Status.running:
                 continue
@@ -304,7 +309,8 @@ class Simulator:
         self._reschedule_finish(js, t)
         self._respeed(affected - {js}, t)
         self._add_running_class(js, t)
-        self._add_running_end(js, t)
+        if self._track_ends:
+            self._add_running_end(js, t)
         self._announce_key_change(js, t)
         interval = self.annotator.monitor_interval_s
         if interval:
@@ -328,8 +334,9 @@ class Simulator:
         if js.class_entry is not None:
             self.running_by_class.remove(js.class_entry)
             js.class_entry = None
-        self.running_by_end.remove(js.end_entry)
-        js.end_entry = None
+        if js.end_entry is not None:
+            self.running_by_end.remove(js.end_entry)
+            js.end_entry = None
         affected = self.network.detach(js)
         js.placement = ()
         js.version += 1
