@@ -59,7 +59,9 @@ def commit_of(code: Path) -> str:
                        check=False)
     dirty = subprocess.run(["git", "-C", str(code), "status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True, check=False).stdout.strip()
-    return (p.stdout.strip() or str(code)) + ("+changes" if dirty else "")
+    if p.returncode != 0:  # an exported tree (git archive): its directory names it
+        return code.name
+    return p.stdout.strip() + ("+changes" if dirty else "")
 
 
 def run_one(code: Path, trace: str, policy: str, a: argparse.Namespace) -> dict:
