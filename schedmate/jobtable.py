@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from pydantic import TypeAdapter
 
-from schedmate.records import FailureCategory, Job, Outcome, SemanticRefs, sensitivity_from_slowdown
+from schedmate.records import FailureCategory, Job, JobFacts, Outcome, SemanticRefs
 
 STR = np.dtypes.StringDType()
 OPT_STR = np.dtypes.StringDType(na_object=None)
@@ -276,7 +276,7 @@ def _semantic(values: Any, n: int) -> np.ndarray | None:
     return arr
 
 
-class JobView:
+class JobView(JobFacts):
     """Row `i` of a `JobTable`, read like a `Job` (same attribute names, same Python types).
 
     What the engine gives policies and annotators for jobs that came as columns: two slots instead of a
@@ -359,14 +359,6 @@ class JobView:
     def semantic(self) -> SemanticRefs | None:
         sem = self._t.semantic
         return sem[self._i] if sem is not None else None
-
-    @property
-    def network_sensitivity(self) -> float:
-        return sensitivity_from_slowdown(self.spread_slowdown)
-
-    @property
-    def end_time_hint(self) -> float:
-        return self.submit_time + self.duration_s
 
     def to_job(self) -> Job:
         return self._t.job(self._i)
