@@ -6,7 +6,6 @@ L0 (fewest nodes), L1 (inside one rack), L2 (anywhere).
 
 from __future__ import annotations
 
-import heapq
 import random
 
 from schedmate.policies.base import PLACEMENTS, Decision, PlacementPolicy
@@ -86,7 +85,7 @@ def consolidated(gpus: int, cluster: ClusterState, free: list[int], strict_rack:
             return None
         return best_fit_single_node(gpus, free)
     target, in_rack = cluster.packed_shape(gpus)
-    top = cluster.top_free_sum(target) if live else sum(heapq.nlargest(target, free))
+    top = cluster.top_free_sum(target) if live else sum(sorted(free, reverse=True)[:target])
     if top < gpus:
         return None
     for rack in sorted(cluster.nodes_in_rack):
