@@ -304,10 +304,13 @@ class Simulator:
         js.speed = 1.0
         self.running.add(js)
         self.scheduler.placement.note_started(js, t)
-        affected = self.network.attach(js)
-        js.speed = self.network.speed(js)
-        self._reschedule_finish(js, t)
-        self._respeed(affected - {js}, t)
+        if js.nodes_spanned > 1:
+            affected = self.network.attach(js)
+            js.speed = self.network.speed(js)
+            self._reschedule_finish(js, t)
+            self._respeed(affected - {js}, t)
+        else:  # on one node: no traffic on any link, full speed (what attach and speed would say)
+            self._reschedule_finish(js, t)
         self._add_running_class(js, t)
         if self._track_ends:
             self._add_running_end(js, t)
@@ -337,11 +340,12 @@ class Simulator:
         if js.end_entry is not None:
             self.running_by_end.remove(js.end_entry)
             js.end_entry = None
-        affected = self.network.detach(js)
+        affected = self.network.detach(js) if js.nodes_spanned > 1 else None  # one node: no links held
         js.placement = ()
         js.version += 1
         js.key_version += 1
-        self._respeed(affected, t)
+        if affected:
+            self._respeed(affected, t)
 
     def preempt(self, js: JobState, t: float) -> None:
         self._stop(js, t)

@@ -13,6 +13,7 @@ and `made_at` (e.g. the `none` annotator's): the shared part once, the time in a
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from typing import overload
@@ -26,7 +27,8 @@ from schedmate.sim.state import JobState, Status
 _FLOATS = ("first_start", "end_time", "queued_s", "executed_s", "comm_lost_gpu_s", "work_done", "last_start",
            "last_preempted", "speed", "eligible_since", "last_update")
 _INTS = ("preemptions", "migrations", "max_nodes", "max_racks", "nodes_spanned", "racks_spanned")
-_SHARED = tuple(k for k in Annotation.model_fields if k not in ("job_id", "made_at"))
+_shared = operator.itemgetter(*(k for k in Annotation.model_fields if k not in ("job_id", "made_at")))
+"""An annotation's fields but `job_id` and `made_at`, from its `__dict__`."""
 MAX_TEMPLATES = 4
 
 
@@ -85,8 +87,7 @@ class Annotations:
 
     def store(self, i: int, job_id: str, ann: Annotation) -> None:
         if ann.job_id == job_id:
-            d = ann.__dict__
-            shared = tuple([d[k] for k in _SHARED])
+            shared = _shared(ann.__dict__)
             k = next((k for k, (_, t) in enumerate(self.templates) if t == shared), -1)
             if k < 0 and len(self.templates) < MAX_TEMPLATES:
                 k = len(self.templates)
