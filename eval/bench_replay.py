@@ -68,6 +68,7 @@ def run_one(code: Path, trace: str, policy: str, a: argparse.Namespace) -> dict:
     cmd = [sys.executable, "-m", "eval.bench_replay", "--one", trace, policy, "--cluster", a.cluster,
            "--network", a.network, "--compress", str(a.compress)]
     env = {**os.environ, "PYTHONPATH": str(code)}
+    label = commit_of(code)  # the code as the run starts
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=code, env=env).stdout
@@ -76,7 +77,7 @@ def run_one(code: Path, trace: str, policy: str, a: argparse.Namespace) -> dict:
     row.setdefault("process_cpu_s", round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2))
     row["process_wall_s"] = round(time.perf_counter() - t0, 2)
     row["replay_s"] = row.get("replay_total_s", row.get("sim_wall_s"))
-    row["code"] = commit_of(code)
+    row["code"] = label
     return row
 
 
