@@ -16,6 +16,7 @@ arrival to its end (`sim.jobs`, `schedmate.sim.jobs.JobStates`).
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from array import array
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from schedmate.annotators.base import Annotator
 
 ARRIVAL, FINISH, KEY_CHANGE, WAKE, TICK, MONITOR = 0, 1, 2, 3, 4, 5
+GC_EVENTS = 100_000
+"""Events between two collections of the young generations while a replay runs (see `Simulator.run`)."""
 
 
 @dataclass
@@ -116,7 +119,21 @@ class Simulator:
 
     def run(self, progress: Callable[[int], None] | None = None, until: float | None = None) -> Simulator:
         """Replay to the end, or stop before the first event after `until` (for forward simulations
-        that only need a horizon; the state is then as of the last event applied)."""
+        that only need a horizon; the state is then as of the last event applied).
+
+        Python's automatic garbage collection is off while the loop runs: the loop makes no reference
+        cycles, and every full collection would walk the state of every job in the system (13 % of a
+        300k-job FIFO replay). The young generations are still collected every `GC_EVENTS` events, in
+        case a policy or an annotator makes cycles."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(progress, until)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self, progress: Callable[[int], None] | None, until: float | None) -> Simulator:
         sched = self.scheduler
         sched.order.reset()
         sched.placement.reset(self.config.seed)
@@ -146,6 +163,8 @@ class Simulator:
                 break
             self.now = t
             self.events += 1
+            if not self.events % GC_EVENTS:
+                gc.collect(1)
             if kind == FINISH:
                 js = jobs.live[idx]
                 if js is not None and version == js.version and js.status is Status.running:
