@@ -59,7 +59,22 @@ class SemanticRefs(BaseModel):
     """Catalogue template the semantic augmentation gave this job, if any."""
 
 
-class Job(BaseModel):
+class JobFacts:
+    """What follows from a job's fields, for `Job` and for the engine's row views (`JobView`) alike."""
+
+    __slots__ = ()
+
+    @property
+    def network_sensitivity(self) -> float:
+        return sensitivity_from_slowdown(self.spread_slowdown)  # type: ignore[attr-defined]
+
+    @property
+    def end_time_hint(self) -> float:
+        """Submit + duration: when the job would end with no queueing and no slowdown."""
+        return self.submit_time + self.duration_s  # type: ignore[attr-defined]
+
+
+class Job(JobFacts, BaseModel):
     """One job as a trace records it, plus the ground truth the simulator needs.
 
     Times are seconds. `duration_s` is the runtime the job needs on a consolidated placement until
@@ -90,15 +105,6 @@ class Job(BaseModel):
     hang_onset_s: float | None = Field(default=None, ge=0)
     """Consolidated runtime after which a hung job stops making progress (it still runs to duration_s)."""
     semantic: SemanticRefs | None = None
-
-    @property
-    def network_sensitivity(self) -> float:
-        return sensitivity_from_slowdown(self.spread_slowdown)
-
-    @property
-    def end_time_hint(self) -> float:
-        """Submit + duration: when the job would end with no queueing and no slowdown."""
-        return self.submit_time + self.duration_s
 
 
 # A job spread over nodes runs at most this many times slower in the published tables

@@ -16,20 +16,22 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
+import numpy as np
 import pandas as pd
 import typer
 from pydantic import BaseModel, ConfigDict, Field
 
 from schedmate.annotators import ANNOTATORS, Annotator
 from schedmate.cluster import parse_cluster
+from schedmate.jobtable import JobTable
 from schedmate.policies import SCHEDULERS, build_scheduler, policy_options
 from schedmate.policies.base import PLACEMENTS, Scheduler
 from schedmate.records import ClusterSpec, Job, NetworkSpec
 from schedmate.sim.engine import ReplayConfig, Simulator
 from schedmate.sim.metrics import ReplaySummary, job_table, summarize, write_outputs
-from schedmate.workloads import CATALOGUE, sample_workload
+from schedmate.workloads import CATALOGUE, WorkloadClass, sample_workload
 
 FORMATS = ("philly", "helios", "acme", "pai2020", "alibaba2023", "gavel", "csv")
 
@@ -41,25 +43,49 @@ class ReplayResult:
     sim: Simulator
 
 
-def assign_workloads(jobs: list[Job], seed: int) -> list[Job]:
+def _draw_workload(seed: int, job_id: str, num_gpus: int) -> WorkloadClass:
+    return sample_workload(random.Random(zlib.crc32(f"{seed}:{job_id}".encode())), num_gpus)
+
+
+@overload
+def assign_workloads(jobs: list[Job], seed: int) -> list[Job]: ...
+
+
+@overload
+def assign_workloads(jobs: JobTable, seed: int) -> JobTable: ...
+
+
+def assign_workloads(jobs: list[Job] | JobTable, seed: int) -> list[Job] | JobTable:
     """Give jobs whose trace names no model a workload class from the catalogue (seeded per job id,
     so a job keeps its class whatever else is in the trace). Jobs with a class keep it."""
+    if isinstance(jobs, JobTable):
+        known = np.isin(jobs.workload, list(CATALOGUE))
+        todo = np.flatnonzero(~known)
+        if not len(todo):
+            return jobs
+        if jobs.records is not None:  # keep the records (and their identity) where nothing changes
+            return JobTable.from_jobs(assign_workloads(list(jobs.records), seed))
+        workload, slowdown = jobs.workload.copy(), jobs.spread_slowdown.copy()
+        for i in todo.tolist():
+            w = _draw_workload(seed, jobs.id[i], jobs.num_gpus.item(i))
+            workload[i], slowdown[i] = w.name, w.spread_slowdown
+        return jobs.with_columns(workload=workload, spread_slowdown=slowdown)
     out = []
     for j in jobs:
         if j.workload is not None and j.workload in CATALOGUE:
             out.append(j)
             continue
-        rng = random.Random(zlib.crc32(f"{seed}:{j.id}".encode()))
-        w = sample_workload(rng, j.num_gpus)
+        w = _draw_workload(seed, j.id, j.num_gpus)
         out.append(j.model_copy(update={"workload": w.name, "spread_slowdown": w.spread_slowdown}))
     return out
 
 
-def fit_to_cluster(jobs: list[Job], cluster: ClusterSpec) -> tuple[list[Job], int]:
+def fit_to_cluster(jobs: JobTable, cluster: ClusterSpec) -> tuple[JobTable, int]:
     """Drop jobs that ask for more GPUs than the cluster has; returns (kept, dropped)."""
-    total = cluster.total_gpus
-    kept = [j for j in jobs if j.num_gpus <= total]
-    return kept, len(jobs) - len(kept)
+    fits = jobs.num_gpus <= cluster.total_gpus
+    if fits.all():
+        return jobs, 0
+    return jobs.take(fits), int((~fits).sum())
 
 
 def _say_skipped(errors: list) -> None:
@@ -98,7 +124,7 @@ class ReplaySpec(BaseModel):
 
 
 def replay(
-    trace: str | list[Job] | ReplaySpec,
+    trace: str | list[Job] | JobTable | ReplaySpec,
     policy: str = "fifo",
     placement: str | None = None,
     annotator: str | Annotator = "none",
@@ -119,7 +145,7 @@ def replay(
     policy_options: dict[str, object] | None = None,
     semantic_noise: float = 0.0,
 ) -> ReplayResult:
-    """Replay `trace` (a spec for `load_trace` or a list of jobs) and return metrics.
+    """Replay `trace` (a spec for `load_trace`, a list of jobs or a `JobTable`) and return metrics.
 
     `semantic`: give every job code, a launch command and a simulator-written log (the semantic
     augmentation, `schedmate.semantic`) under this directory (True: `out/semantic` or a temporary
@@ -155,19 +181,20 @@ def replay(
         from schedmate.traces import load_trace
 
         loaded = load_trace(trace, fmt=fmt, on_error=on_error, limit=limit, seed=seed)  # type: ignore[arg-type]
-        jobs, row_errors = loaded.jobs, list(loaded.errors)
+        jobs, row_errors = loaded.table, list(loaded.errors)
         _say_skipped(row_errors)
+    elif isinstance(trace, JobTable):
+        jobs = trace.head(limit) if limit else trace
     else:
-        jobs = list(trace)[:limit] if limit else list(trace)
+        jobs = JobTable.from_jobs(list(trace)[:limit] if limit else list(trace))
     net = NetworkSpec.parse(network)
     spec = parse_cluster(cluster, net) if isinstance(cluster, str) else cluster
     if workloads:
         jobs = assign_workloads(jobs, seed)
-    n_before = {j.id: j.num_gpus for j in jobs}
+    before = jobs
     jobs, dropped = fit_to_cluster(jobs, spec)
     if dropped:
-        kept = {j.id for j in jobs}
-        gone = [(i, g) for i, g in n_before.items() if i not in kept]
+        gone = [(str(before.id[i]), before.num_gpus.item(i)) for i in np.flatnonzero(before.num_gpus > spec.total_gpus)]
         print(f"warning: {dropped} job(s) need more GPUs than the cluster has ({spec.total_gpus}) and were "
               f"dropped: " + ", ".join(f"{i} ({g} GPUs)" for i, g in gone[:10]) + (" ..." if len(gone) > 10 else ""),
               file=sys.stderr)
@@ -190,7 +217,8 @@ def replay(
             root = Path(semantic)
         from schedmate.semantic.augment import CALIBRATED_NOISE
 
-        jobs = augment(jobs, root, seed, noise=CALIBRATED_NOISE.scaled(semantic_noise) if semantic_noise else None)
+        jobs = JobTable.from_jobs(augment(jobs.to_jobs(), root, seed,
+                                          noise=CALIBRATED_NOISE.scaled(semantic_noise) if semantic_noise else None))
         if ann.monitor_interval_s:  # logs are written only for annotators that read them
             ann = SemanticLogAnnotator(ann, monitor_interval_s=monitor_interval_s)
     if adapter == "auto":

@@ -20,9 +20,10 @@ class NoAnnotator(Annotator):
     """What today's schedulers see: user, GPUs, submit time. No duration, no sensitivity."""
 
     name = "none"
+    _provenance = (Provenance(component="none"),)
 
     def on_submit(self, job: Job, now: float) -> Annotation:
-        return Annotation(job_id=job.id, made_at=now, provenance=(Provenance(component="none"),))
+        return Annotation(job_id=job.id, made_at=now, provenance=self._provenance)
 
 
 _ORACLE_ACTIONS = {

@@ -24,7 +24,7 @@ class FIFO(QueueOrder):
     blocking = True
 
     def key(self, js: JobState, now: float) -> tuple[float, ...]:
-        return (js.job.submit_time,)
+        return (js.submit_time,)
 
 
 @ORDERS.register("sjf")
@@ -35,7 +35,7 @@ class SJF(QueueOrder):
 
     def key(self, js: JobState, now: float) -> tuple[float, ...]:
         d = predicted_duration(js)
-        return (INF if d is None else d, js.job.submit_time)
+        return (INF if d is None else d, js.submit_time)
 
 
 @ORDERS.register("srtf")
@@ -48,7 +48,7 @@ class SRTF(QueueOrder):
 
     def key(self, js: JobState, now: float) -> tuple[float, ...]:
         r = predicted_remaining(js, now)
-        return (INF if r is None else r, js.job.submit_time)
+        return (INF if r is None else r, js.submit_time)
 
     def preemption_class(self, js: JobState, now: float) -> float:
         # now + remaining: for a running job remaining shrinks at rate 1, so this stays constant.
@@ -64,7 +64,7 @@ class QSSF(QueueOrder):
 
     def key(self, js: JobState, now: float) -> tuple[float, ...]:
         d = predicted_duration(js)
-        return (INF if d is None else d * max(1, js.job.num_gpus), js.job.submit_time)
+        return (INF if d is None else d * max(1, js.num_gpus), js.submit_time)
 
 
 @ORDERS.register("tiresias")
@@ -100,12 +100,16 @@ class Tiresias(QueueOrder):
         return js.attained_service(now) - js.extra.get("tiresias_base", 0.0)
 
     def level(self, js: JobState, now: float) -> int:
-        service = self._service(js, now)
+        running = js.status is Status.running
+        # _service, inlined (hot): attained service less the base a starvation promotion set
+        service = (js.executed_s + (now - js.last_start if running else 0.0)) * js.num_gpus
+        if js.extra:
+            service -= js.extra.get("tiresias_base", 0.0)
         lvl = 0
         for t in self.thresholds:
             if service >= t:
                 lvl += 1
-        if js.status is not Status.running and lvl > 0 and self._starved(js, now):
+        if not running and lvl > 0 and self._starved(js, now):
             js.extra["tiresias_base"] = js.attained_service(now)  # promotion
             return 0
         return lvl
@@ -117,7 +121,7 @@ class Tiresias(QueueOrder):
         return now >= self._starve_time(js)
 
     def key(self, js: JobState, now: float) -> tuple[float, ...]:
-        return (float(self.level(js, now)), js.job.submit_time)
+        return (float(self.level(js, now)), js.submit_time)
 
     def preemption_class(self, js: JobState, now: float) -> float:
         return float(self.level(js, now))
@@ -127,7 +131,7 @@ class Tiresias(QueueOrder):
             service = self._service(js, now)
             for t in self.thresholds:
                 if service < t:
-                    return now + (t - service) / max(1, js.job.num_gpus)
+                    return now + (t - service) / max(1, js.num_gpus)
             return None
         if js.status is Status.waiting and js.executed_s > 0 and self.level(js, now) > 0:
             return self._starve_time(js)

@@ -6,7 +6,6 @@ L0 (fewest nodes), L1 (inside one rack), L2 (anywhere).
 
 from __future__ import annotations
 
-import heapq
 import random
 
 from schedmate.policies.base import PLACEMENTS, Decision, PlacementPolicy
@@ -44,8 +43,14 @@ def _greedy(gpus: int, nodes: list[int], free: list[int]) -> Placement | None:
 
 def best_fit_single_node(gpus: int, free: list[int], nodes: list[int] | range | None = None) -> Placement | None:
     """The node with the fewest free GPUs that still holds the job (lowest index on ties)."""
+    if nodes is None:  # the first node holding the smallest count that fits: list scans in C
+        top = max(free, default=0)
+        for k in range(max(gpus, 0), top + 1):
+            if k in free:
+                return ((free.index(k), gpus),)
+        return None
     best, best_free = -1, 1 << 30
-    for n in nodes if nodes is not None else range(len(free)):
+    for n in nodes:
         f = free[n]
         if gpus <= f < best_free:
             best, best_free = n, f
@@ -80,7 +85,7 @@ def consolidated(gpus: int, cluster: ClusterState, free: list[int], strict_rack:
             return None
         return best_fit_single_node(gpus, free)
     target, in_rack = cluster.packed_shape(gpus)
-    top = cluster.top_free_sum(target) if live else sum(heapq.nlargest(target, free))
+    top = cluster.top_free_sum(target) if live else sum(sorted(free, reverse=True)[:target])
     if top < gpus:
         return None
     for rack in sorted(cluster.nodes_in_rack):

@@ -38,13 +38,15 @@ class PriorityPreemption(PreemptionPolicy):
     ) -> tuple[list[JobState], Placement] | None:
         """`running` must be ordered worst class first."""
         mine = order.preemption_class(js, now)
-        free = list(cluster.free)
+        free: list[int] | None = None
         chosen: list[JobState] = []
         for victim in running:
             if order.preemption_class(victim, now) <= mine:
                 break
             if not self.eligible(victim, now):
                 continue
+            if free is None:
+                free = list(cluster.free)
             chosen.append(victim)
             for node, gpus in victim.placement:
                 free[node] += gpus

@@ -7,10 +7,16 @@ when the scheduler moves running jobs, another round over the GPUs the moves lef
 time follows from its remaining work and its speed; when a start or stop changes the speed of jobs
 that share links with it, their finish events are re-issued (stale ones are dropped by a version
 check).
+
+Jobs come as a `JobTable` (columns) or as `Job` records (put into one). Arrivals are read from the
+table in order rather than pushed on the heap up front (an arrival goes before any other event at the
+same time, as it would with the smallest sequence numbers); a job's `JobState` exists from its
+arrival to its end (`sim.jobs`, `schedmate.sim.jobs.JobStates`).
 """
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from array import array
@@ -18,18 +24,24 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from sortedcontainers import SortedList
 
+from schedmate.jobtable import JobTable
 from schedmate.policies.base import Scheduler, Wait
 from schedmate.policies.estimates import predicted_remaining
-from schedmate.records import ClusterSpec, Job
+from schedmate.records import Annotation, ClusterSpec, Job
+from schedmate.sim.jobs import JobStates
 from schedmate.sim.network import NetworkModel
+from schedmate.sim.queue import QueueScan
 from schedmate.sim.state import ClusterState, JobState, Placement, Status
 
 if TYPE_CHECKING:
     from schedmate.annotators.base import Annotator
 
 ARRIVAL, FINISH, KEY_CHANGE, WAKE, TICK, MONITOR = 0, 1, 2, 3, 4, 5
+GC_EVENTS = 100_000
+"""Events between two collections of the young generations while a replay runs (see `Simulator.run`)."""
 
 
 @dataclass
@@ -52,7 +64,7 @@ class Timeseries:
 class Simulator:
     def __init__(
         self,
-        jobs: Iterable[Job],
+        jobs: Iterable[Job] | JobTable,
         cluster: ClusterSpec,
         scheduler: Scheduler,
         annotator: Annotator,
@@ -67,21 +79,19 @@ class Simulator:
         self.network = NetworkModel(self.cluster, cluster.network)
         self.scheduler = scheduler
         self.annotator = annotator
-        ordered = sorted(jobs, key=lambda j: (j.submit_time, j.id))
-        too_big = [j.id for j in ordered if j.num_gpus > self.cluster.total_gpus]
-        if too_big:
+        table = (jobs if isinstance(jobs, JobTable) else JobTable.from_jobs(jobs)).sorted()
+        too_big = np.flatnonzero(table.num_gpus > self.cluster.total_gpus)
+        if len(too_big):
             raise ValueError(
                 f"{len(too_big)} job(s) ask for more GPUs than the cluster has ({self.cluster.total_gpus}), "
-                f"e.g. {too_big[:3]}: use a bigger --cluster or filter the trace"
+                f"e.g. {[str(table.id[i]) for i in too_big[:3]]}: use a bigger --cluster or filter the trace"
             )
-        from schedmate.records import Annotation
-
-        empty = Annotation(job_id="")
-        self.jobs = [
-            JobState(job=j, idx=i, annotation=empty, work_total=j.duration_s) for i, j in enumerate(ordered)
-        ]
+        self.table = table
+        self.jobs = JobStates(table, Annotation(job_id=""))
         self.now = 0.0
         self._heap: list[tuple[float, int, int, int, int]] = []
+        self._next_arrival = 0
+        """Index of the next job to arrive (arrivals are read from the table, not the heap)."""
         self._seq = 0
         self.waiting: SortedList = SortedList()
         self.running: set[JobState] = set()
@@ -89,7 +99,9 @@ class Simulator:
         self.waiting_by_gpus: dict[int, SortedList] = {}
         """The waiting queue split by GPU demand, same keys: a pass skips a whole demand at once."""
         self.running_by_end: SortedList = SortedList()
-        """(predicted end, idx) of running jobs; a running job's predicted end does not move."""
+        """(predicted end, idx) of running jobs; a running job's predicted end does not move. Kept only
+        for blocking orders with backfilling, the only passes that read it."""
+        self._track_ends = scheduler.order.blocking and scheduler.backfill
         self.events = 0
         self.passes = 0
         self.timeseries = Timeseries()
@@ -107,57 +119,86 @@ class Simulator:
 
     def run(self, progress: Callable[[int], None] | None = None, until: float | None = None) -> Simulator:
         """Replay to the end, or stop before the first event after `until` (for forward simulations
-        that only need a horizon; the state is then as of the last event applied)."""
+        that only need a horizon; the state is then as of the last event applied).
+
+        Python's automatic garbage collection is off while the loop runs: the loop makes no reference
+        cycles, and every full collection would walk the state of every job in the system (13 % of a
+        300k-job FIFO replay). The young generations are still collected every `GC_EVENTS` events, in
+        case a policy or an annotator makes cycles."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(progress, until)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self, progress: Callable[[int], None] | None, until: float | None) -> Simulator:
         sched = self.scheduler
         sched.order.reset()
         sched.placement.reset(self.config.seed)
         self.annotator.reset(self.config.seed)
-        for js in self.jobs:
-            self.push(js.job.submit_time, ARRIVAL, js.idx)
-        if sched.tick_s and self.jobs:
-            self.push(self.jobs[0].job.submit_time + sched.tick_s, TICK)
-        heap = self._heap
+        submit = self.table.submit_time
         total = len(self.jobs)
-        while heap:
-            if until is not None and heap[0][0] > until:
+        if sched.tick_s and total:
+            self.push(submit.item(0) + sched.tick_s, TICK)
+        heap = self._heap
+        jobs = self.jobs
+        nxt = self._next_arrival
+        arrival_t = submit.item(nxt) if nxt < total else math.inf
+        while True:
+            if heap and heap[0][0] < arrival_t:
+                if until is not None and heap[0][0] > until:
+                    break
+                t, _, kind, idx, version = heapq.heappop(heap)
+            elif nxt < total:  # an arrival goes first among events at its time
+                t = arrival_t
+                if until is not None and t > until:
+                    break
+                kind, idx = ARRIVAL, nxt
+                nxt += 1
+                self._next_arrival = nxt
+                arrival_t = submit.item(nxt) if nxt < total else math.inf
+            else:
                 break
-            t, _, kind, idx, version = heapq.heappop(heap)
             self.now = t
             self.events += 1
+            if not self.events % GC_EVENTS:
+                gc.collect(1)
             if kind == FINISH:
-                js = self.jobs[idx]
-                if version == js.version and js.status is Status.running:
+                js = jobs.live[idx]
+                if js is not None and version == js.version and js.status is Status.running:
                     self._finish(js, t)
                     if progress is not None and self.ended % 1000 == 0:
                         progress(self.ended)
             elif kind == ARRIVAL:
-                self._arrive(self.jobs[idx], t)
+                self._arrive(jobs.make(idx), t)
             elif kind == KEY_CHANGE:
-                js = self.jobs[idx]
-                if version == js.key_version:
+                js = jobs.live[idx]
+                if js is not None and version == js.key_version:
                     self._rekey(js, t)
             elif kind == WAKE:
-                js = self.jobs[idx]
-                if js.status is Status.waiting and js.extra.get("_wake") == t:
-                    js.extra.pop("_wake", None)
+                js = jobs.live[idx]
+                if js is not None and js.status is Status.waiting and js.wake_at == t:
+                    js.wake_at = None
                     self._dirty = True
             elif kind == MONITOR:
-                js = self.jobs[idx]
-                if js.status is Status.running and version == js.extra.get("_run"):
+                js = jobs.live[idx]
+                if js is not None and js.status is Status.running and version == js.extra.get("_run"):
                     self._advance(js, t)
                     update = self.annotator.on_running(self, js, t)
                     if update is not None and js.status is not Status.done:
                         self.update_annotation(js, update, t)
                     if js.status is Status.running and version == js.extra.get("_run"):
                         self.push(t + self.annotator.monitor_delay(js, t - js.last_start), MONITOR, idx, version)
-            elif kind == TICK and self.ended < total and heap:
-                # With nothing else left to happen (`heap` empty) the ticks stop too.
+            elif kind == TICK and self.ended < total and (heap or nxt < total):
+                # With nothing else left to happen (no event, no arrival) the ticks stop too.
                 # a pass only when the hook changed something (e.g. retuned timers): ticks alone must
                 # not make decisions happen at other times than without them
                 if sched.on_tick is not None and sched.on_tick(self, t) is not False:
                     self._dirty = True
                 self.push(t + (sched.tick_s or 0.0), TICK)
-            if self._dirty and (not heap or heap[0][0] > t):
+            if self._dirty and (heap[0][0] if heap else math.inf) > t and arrival_t > t:
                 self._dirty = False
                 self._schedule(t)
         if progress is not None:
@@ -175,6 +216,7 @@ class Simulator:
             js.first_start = t
             self.ended += 1
             self.annotator.on_finish(js.job, t, 0.0)
+            self.jobs.retire(js)
             return
         self._enqueue(js, t)
         self._dirty = True
@@ -182,9 +224,9 @@ class Simulator:
     def _enqueue(self, js: JobState, t: float) -> None:
         key = self.scheduler.order.key(js, t)
         entry = (key, js.idx)
-        js.extra["_entry"] = entry
+        js.queue_entry = entry
         self.waiting.add(entry)
-        g = js.job.num_gpus
+        g = js.num_gpus
         self.cluster.queued_gpus += g
         lst = self.waiting_by_gpus.get(g)
         if lst is None:
@@ -199,9 +241,10 @@ class Simulator:
             self.push(nxt, KEY_CHANGE, js.idx, js.key_version)
 
     def _dequeue(self, js: JobState) -> None:
-        entry = js.extra.pop("_entry")
+        entry = js.queue_entry
+        js.queue_entry = None
         self.waiting.remove(entry)
-        g = js.job.num_gpus
+        g = js.num_gpus
         self.cluster.queued_gpus -= g
         lst = self.waiting_by_gpus[g]
         lst.remove(entry)
@@ -213,11 +256,13 @@ class Simulator:
             self._dequeue(js)
             self._enqueue(js, t)
         elif js.status is Status.running:
-            if "_class" in js.extra:
-                self.running_by_class.remove(js.extra.pop("_class"))
+            if js.class_entry is not None:
+                self.running_by_class.remove(js.class_entry)
+                js.class_entry = None
             self._add_running_class(js, t)
-            self.running_by_end.remove(js.extra.pop("_end"))
-            self._add_running_end(js, t)
+            if js.end_entry is not None:
+                self.running_by_end.remove(js.end_entry)
+                self._add_running_end(js, t)
             self._announce_key_change(js, t)
         self._dirty = True
 
@@ -233,14 +278,14 @@ class Simulator:
         if not self.scheduler.order.preemptive:
             return
         entry = (self.scheduler.order.preemption_class(js, t), js.last_start, js.idx)
-        js.extra["_class"] = entry
+        js.class_entry = entry
         self.running_by_class.add(entry)
 
     def _advance(self, js: JobState, t: float) -> None:
         dt = t - js.last_update
         if dt > 0:
             js.work_done += js.speed * dt
-            js.comm_lost_gpu_s += js.job.num_gpus * (1.0 - js.speed) * dt
+            js.comm_lost_gpu_s += js.num_gpus * (1.0 - js.speed) * dt
             js.last_update = t
 
     def _reschedule_finish(self, js: JobState, t: float) -> None:
@@ -248,7 +293,9 @@ class Simulator:
         remaining = max(0.0, js.work_total - js.work_done)
         self.push(t + remaining / js.speed, FINISH, js.idx, js.version)
 
-    def _respeed(self, affected: Iterable[JobState], t: float) -> None:
+    def _respeed(self, affected: set[JobState], t: float) -> None:
+        if not affected:
+            return
         for other in sorted(affected, key=lambda j: j.idx):
             if other.status is not Status.running:
                 continue
@@ -276,12 +323,16 @@ class Simulator:
         js.speed = 1.0
         self.running.add(js)
         self.scheduler.placement.note_started(js, t)
-        affected = self.network.attach(js)
-        js.speed = self.network.speed(js)
-        self._reschedule_finish(js, t)
-        self._respeed(affected - {js}, t)
+        if js.nodes_spanned > 1:
+            affected = self.network.attach(js)
+            js.speed = self.network.speed(js)
+            self._reschedule_finish(js, t)
+            self._respeed(affected - {js}, t)
+        else:  # on one node: no traffic on any link, full speed (what attach and speed would say)
+            self._reschedule_finish(js, t)
         self._add_running_class(js, t)
-        self._add_running_end(js, t)
+        if self._track_ends:
+            self._add_running_end(js, t)
         self._announce_key_change(js, t)
         interval = self.annotator.monitor_interval_s
         if interval:
@@ -291,7 +342,7 @@ class Simulator:
     def _add_running_end(self, js: JobState, t: float) -> None:
         r = predicted_remaining(js, t)
         entry = (math.inf if r is None else t + r, js.idx)
-        js.extra["_end"] = entry
+        js.end_entry = entry
         self.running_by_end.add(entry)
 
     def _stop(self, js: JobState, t: float) -> None:
@@ -302,14 +353,18 @@ class Simulator:
         if self.config.audit:
             self.audit.append((t, "stop", js.idx, js.placement))
         self.running.discard(js)
-        if "_class" in js.extra:
-            self.running_by_class.remove(js.extra.pop("_class"))
-        self.running_by_end.remove(js.extra.pop("_end"))
-        affected = self.network.detach(js)
+        if js.class_entry is not None:
+            self.running_by_class.remove(js.class_entry)
+            js.class_entry = None
+        if js.end_entry is not None:
+            self.running_by_end.remove(js.end_entry)
+            js.end_entry = None
+        affected = self.network.detach(js) if js.nodes_spanned > 1 else None  # one node: no links held
         js.placement = ()
         js.version += 1
         js.key_version += 1
-        self._respeed(affected, t)
+        if affected:
+            self._respeed(affected, t)
 
     def preempt(self, js: JobState, t: float) -> None:
         self._stop(js, t)
@@ -340,6 +395,7 @@ class Simulator:
         self.ended += 1
         self.annotator.on_finish(js.job, t, js.executed_s)
         self.scheduler.placement.note_finished(js, t)
+        self.jobs.retire(js)
         self._dirty = True
 
     def terminate(self, js: JobState, t: float, reason: str = "signal") -> None:
@@ -359,6 +415,7 @@ class Simulator:
             js.first_start = t
         self.annotator.on_finish(js.job, t, js.executed_s)
         self.scheduler.placement.note_finished(js, t)
+        self.jobs.retire(js)
         self._dirty = True
 
     # ------------------------------------------------------------------ the scheduling pass
@@ -405,15 +462,21 @@ class Simulator:
         smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
         monotone = placement.monotone
         backfill_budget = self.scheduler.backfill_depth
-        scan = _QueueScan(self.waiting_by_gpus)
+        scan = QueueScan(self.waiting_by_gpus, self.waiting)
+        # a job too big for what is left is only skipped (with its whole demand) when no preemption, no
+        # blocking head and no placement note is at stake: the scan can then skip such demands itself
+        skip_hopeless = not order.blocking and note_unplaced is None
         while True:
             if cluster.total_free == 0 and not may_preempt:
                 break
+            if skip_hopeless and not may_preempt:
+                free = cluster.total_free
+                scan.limit = smallest_misfit - 1 if monotone and smallest_misfit <= free else free
             entry = scan.next()
             if entry is None:
                 break
-            js = jobs[entry[1]]
-            g = js.job.num_gpus
+            js = jobs.live[entry[1]]
+            g = js.num_gpus
             hopeless = g > cluster.total_free or (monotone and g >= smallest_misfit)
             if hopeless and not may_preempt:
                 # GPUs only get scarcer during a pass: no job of this size can start any more.
@@ -454,8 +517,8 @@ class Simulator:
                     reservation = self._consume_reservation(js, t, reservation)
                 continue
             if isinstance(decision, Wait):
-                if js.extra.get("_wake") != decision.until and decision.until > t:
-                    js.extra["_wake"] = decision.until
+                if js.wake_at != decision.until and decision.until > t:
+                    js.wake_at = decision.until
                     self.push(decision.until, WAKE, js.idx)
                 # a job told to wait may still preempt (e.g. a delay timer that ran out at one level
                 # while the next level's has not): its own priority and the victims' bound it
@@ -494,18 +557,18 @@ class Simulator:
 
     def _running_worst_first(self) -> Iterator[JobState]:
         # running_by_class is ascending (best class first); lazy, since victims are usually few
-        jobs = self.jobs
-        return (jobs[e[2]] for e in reversed(self.running_by_class))
+        live = self.jobs.live
+        return (live[e[2]] for e in reversed(self.running_by_class))
 
     def _reserve(self, head: JobState, t: float) -> tuple[float, int] | None:
         """EASY: when will the blocked head fit, and how many GPUs are spare then?"""
         free = self.cluster.total_free
-        need = head.job.num_gpus
-        jobs = self.jobs
+        need = head.num_gpus
+        live = self.jobs.live
         for end, idx in self.running_by_end:
             if end == math.inf:
                 return None  # without estimates there is no safe backfill
-            free += jobs[idx].job.num_gpus
+            free += live[idx].num_gpus
             if free >= need:
                 return max(end, t), free - need
         return None
@@ -513,53 +576,11 @@ class Simulator:
     def _backfill_ok(self, js: JobState, t: float, reservation: tuple[float, int]) -> bool:
         shadow, spare = reservation
         r = predicted_remaining(js, t)
-        return (r is not None and t + r <= shadow) or js.job.num_gpus <= spare
+        return (r is not None and t + r <= shadow) or js.num_gpus <= spare
 
     def _consume_reservation(self, js: JobState, t: float, reservation: tuple[float, int]) -> tuple[float, int]:
         shadow, spare = reservation
         r = predicted_remaining(js, t)
         if r is not None and t + r <= shadow:
             return reservation
-        return shadow, spare - js.job.num_gpus
-
-
-class _QueueScan:
-    """Walks the waiting queue in key order by merging one sorted list per GPU demand, so that a
-    pass can drop every job of a demand that cannot fit any more without visiting them one by one.
-    Entries are values, not positions, so starts and re-queues during the walk are safe."""
-
-    __slots__ = ("by_gpus", "dropped", "heap")
-
-    def __init__(self, by_gpus: dict[int, SortedList]) -> None:
-        self.by_gpus = by_gpus
-        self.dropped: set[int] = set()
-        self.heap: list = []
-        self.restart(None)
-
-    def restart(self, after: tuple | None) -> None:
-        """Continue with the entries after `after` (None: from the top), dropped demands included."""
-        self.dropped.clear()
-        heap = []
-        for g, lst in self.by_gpus.items():
-            p = 0 if after is None else lst.bisect_right(after)
-            if p < len(lst):
-                heap.append((lst[p], g))
-        heapq.heapify(heap)
-        self.heap = heap
-
-    def drop(self, gpus: int) -> None:
-        self.dropped.add(gpus)
-
-    def next(self) -> tuple | None:
-        heap = self.heap
-        while heap:
-            entry, g = heapq.heappop(heap)
-            if g in self.dropped:
-                continue
-            lst = self.by_gpus.get(g)
-            if lst is not None:
-                p = lst.bisect_right(entry)
-                if p < len(lst):
-                    heapq.heappush(heap, (lst[p], g))
-            return entry
-        return None
+        return shadow, spare - js.num_gpus

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from schedmate.jobtable import OUTCOMES
 from schedmate.records import Outcome
 from schedmate.sim.engine import Simulator
 
@@ -47,34 +48,49 @@ class ReplaySummary(BaseModel):
 
 
 def job_table(sim: Simulator) -> pd.DataFrame:
-    rows = []
-    for js in sim.jobs:
-        j = js.job
-        rows.append(
-            {
-                "job_id": j.id,
-                "user": j.user,
-                "num_gpus": j.num_gpus,
-                "submit_time": j.submit_time,
-                "start_time": js.first_start,
-                "end_time": js.end_time,
-                "jct_s": (js.end_time - j.submit_time) if js.end_time is not None else np.nan,
-                "queue_s": js.queued_s,
-                "run_s": js.executed_s,
-                "duration_s": j.duration_s,
-                "outcome": j.outcome.value,
-                "ended_by": js.ended_by,
-                "workload": j.workload,
-                "spread_slowdown": j.spread_slowdown,
-                "max_nodes": js.max_nodes,
-                "max_racks": js.max_racks,
-                "preemptions": js.preemptions,
-                "migrations": js.migrations,
-                "comm_lost_gpu_s": js.comm_lost_gpu_s,
-                "gpu_s": js.executed_s * j.num_gpus,
-            }
-        )
-    return pd.DataFrame(rows)
+    """One row per job (replay order): built from the job table and the result columns, with the jobs
+    still held as objects (unfinished, or ended with policy notes) filled in from their states."""
+    table, res = sim.table, sim.jobs.results
+    cols = {f: getattr(res, f).copy() for f in ("first_start", "end_time", "queued_s", "executed_s",
+                                               "comm_lost_gpu_s")}
+    ints = {f: getattr(res, f).astype(np.int64) for f in ("max_nodes", "max_racks", "preemptions", "migrations")}
+    ended_by = np.array(res.reasons, dtype=object)[res.ended_by]
+    for js in sim.jobs.kept():
+        i = js.idx
+        for f, col in cols.items():
+            v = getattr(js, f)
+            col[i] = np.nan if v is None else v
+        for f, col in ints.items():
+            col[i] = getattr(js, f)
+        ended_by[i] = js.ended_by
+    outcome = np.array([o.value for o in OUTCOMES], dtype=object)[table.outcome]
+    return pd.DataFrame({
+        "job_id": _strings(table.id),
+        "user": _strings(table.user),
+        "num_gpus": table.num_gpus.astype(np.int64),
+        "submit_time": table.submit_time,
+        "start_time": cols["first_start"],
+        "end_time": cols["end_time"],
+        "jct_s": cols["end_time"] - table.submit_time,
+        "queue_s": cols["queued_s"],
+        "run_s": cols["executed_s"],
+        "duration_s": table.duration_s,
+        "outcome": _strings(outcome),
+        "ended_by": _strings(ended_by),
+        "workload": _strings(table.workload),
+        "spread_slowdown": table.spread_slowdown,
+        "max_nodes": ints["max_nodes"],
+        "max_racks": ints["max_racks"],
+        "preemptions": ints["preemptions"],
+        "migrations": ints["migrations"],
+        "comm_lost_gpu_s": cols["comm_lost_gpu_s"],
+        "gpu_s": cols["executed_s"] * table.num_gpus,
+    })
+
+
+def _strings(values: np.ndarray) -> pd.Series:
+    """A string column as pandas would infer it from the Python values (None where missing)."""
+    return pd.Series(values.astype(object), dtype=None)
 
 
 def summarize(sim: Simulator, table: pd.DataFrame, wall_s: float, **labels: object) -> ReplaySummary:
@@ -124,8 +140,8 @@ def write_outputs(sim: Simulator, table: pd.DataFrame, summary: ReplaySummary, o
     written += [out / "jobs.parquet", out / "jobs.csv", out / "summary.json"]
     # The last annotation of every job, one `Annotation` JSON per line: what `schedmate adapt` reads.
     with (out / "annotations.jsonl").open("w") as fh:
-        for js in sim.jobs:
-            fh.write(js.annotation.model_dump_json() + "\n")
+        for i in range(len(sim.jobs)):
+            fh.write(sim.jobs.annotation(i).model_dump_json() + "\n")
     written.append(out / "annotations.jsonl")
     if sim.log:
         pd.DataFrame(sim.log).to_csv(out / "policy_log.csv", index=False)

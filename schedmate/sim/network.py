@@ -41,17 +41,17 @@ class NetworkModel:
 
     def baseline_comm(self, js: JobState) -> float:
         """Communication factor already included in the trace runtime (consolidated placement)."""
-        g = js.job.num_gpus
+        g = js.num_gpus
         multi = self._multi_node.get(g)
         if multi is None:
             multi = self._multi_node[g] = self.cluster.packed_shape(g)[0] > 1  # the fewest nodes that could hold g
-        return js.job.spread_slowdown - 1.0 if multi else 0.0
+        return js.spread_slowdown - 1.0 if multi else 0.0
 
     def comm_factor(self, js: JobState) -> float:
         """Communication time relative to compute for this job on its current placement, uncontended."""
         if js.nodes_spanned <= 1:
             return 0.0
-        c = js.job.spread_slowdown - 1.0
+        c = js.spread_slowdown - 1.0
         if js.racks_spanned > 1:
             c *= self.spec.cross_rack_penalty
         return c

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 from schedmate.records import Annotation, ClusterSpec, Job
+
+if TYPE_CHECKING:
+    from schedmate.jobtable import JobView
 
 Placement = tuple[tuple[int, int], ...]
 """((node index, GPUs on that node), ...), node indices ascending."""
@@ -23,9 +27,12 @@ class Status(IntEnum):
 
 @dataclass(eq=False, slots=True)
 class JobState:
-    """A job during a replay. `work_*` are in consolidated-seconds: one unit per second at full speed."""
+    """A job during a replay. `work_*` are in consolidated-seconds: one unit per second at full speed.
 
-    job: Job
+    `job` is the trace's record, or a `JobView` of the engine's job table (same fields); the fields the
+    engine reads on every event (`num_gpus`, `submit_time`, `spread_slowdown`) are copied here."""
+
+    job: Job | JobView
     idx: int
     annotation: Annotation
     status: Status = Status.pending
@@ -60,15 +67,25 @@ class JobState:
     """`trace` when the job ran to its recorded end; `signal` when a failure signal ended it earlier."""
     extra: dict = field(default_factory=dict)
     """Scratch space for policies (e.g. Tiresias queue level); keys are namespaced by policy name."""
+    num_gpus: int = field(init=False)
+    submit_time: float = field(init=False)
+    spread_slowdown: float = field(init=False)
+    # the engine's own bookkeeping (None when not in that structure)
+    queue_entry: tuple | None = field(default=None, init=False, repr=False)
+    class_entry: tuple | None = field(default=None, init=False, repr=False)
+    end_entry: tuple | None = field(default=None, init=False, repr=False)
+    wake_at: float | None = field(default=None, init=False, repr=False)
 
-    @property
-    def num_gpus(self) -> int:
-        return self.job.num_gpus
+    def __post_init__(self) -> None:
+        job = self.job
+        self.num_gpus = job.num_gpus
+        self.submit_time = job.submit_time
+        self.spread_slowdown = job.spread_slowdown
 
     def attained_service(self, now: float) -> float:
         """GPU-seconds executed so far (Tiresias' 2D attained service)."""
         running = now - self.last_start if self.status is Status.running else 0.0
-        return (self.executed_s + running) * self.job.num_gpus
+        return (self.executed_s + running) * self.num_gpus
 
     def executed_at(self, now: float) -> float:
         return self.executed_s + (now - self.last_start if self.status is Status.running else 0.0)
@@ -143,8 +160,7 @@ class ClusterState:
         return total
 
     def fits_on_one_node(self, gpus: int) -> bool:
-        counts = self.nodes_with_free
-        return any(counts[k] for k in range(gpus, len(counts)))
+        return any(self.nodes_with_free[gpus:])
 
     def allocate(self, placement: Placement) -> None:
         for node, gpus in placement:

@@ -6,6 +6,7 @@ dependency points one way: engine -> policies/annotators -> this protocol, never
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -17,7 +18,9 @@ class SchedulerView(Protocol):
     now: float
     spec: ClusterSpec
     cluster: ClusterState
-    jobs: list[JobState]
+    jobs: Sequence[JobState]
+    """Every job's state by index (replay order). A job that has ended may come back as a snapshot
+    rebuilt from the engine's result columns (see `schedmate.sim.jobs`)."""
     waiting: Any
     """sorted waiting queue of JobState"""
     running: set[JobState]

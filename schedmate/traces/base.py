@@ -18,8 +18,9 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
+from schedmate.jobtable import JobTable
 from schedmate.records import Job
 
 OnError = Literal["fail", "skip"]
@@ -58,17 +59,46 @@ class TraceFormatError(ValueError):
         self.error = error
 
 
-class LoadedTrace(BaseModel):
-    """Jobs sorted by (submit_time, id), the row errors skip mode collected, and loader statistics."""
+class LoadedTrace:
+    """Jobs sorted by (submit_time, id), the row errors skip mode collected, and loader statistics.
 
-    jobs: list[Job]
-    errors: list[RowError] = Field(default_factory=list)
-    source: str
-    fmt: str
-    stats: dict[str, Any] = Field(default_factory=dict)
+    The jobs are held as a `JobTable` (what loaders and generators build, and what the replay engine
+    reads) or as `Job` records; each form is made from the other on first use of `.table` / `.jobs`."""
+
+    def __init__(self, jobs: list[Job] | None = None, errors: list[RowError] | None = None, source: str = "",
+                 fmt: str = "", stats: dict[str, Any] | None = None, table: JobTable | None = None) -> None:
+        if (jobs is None) == (table is None):
+            raise ValueError("a LoadedTrace holds jobs or a table (one of them)")
+        self._jobs = list(jobs) if jobs is not None else None
+        self._table = table
+        self.errors: list[RowError] = list(errors or [])
+        self.source = source
+        self.fmt = fmt
+        self.stats: dict[str, Any] = dict(stats or {})
+
+    @property
+    def jobs(self) -> list[Job]:
+        if self._jobs is None:
+            assert self._table is not None
+            self._jobs = self._table.to_jobs()
+        return self._jobs
+
+    @jobs.setter
+    def jobs(self, jobs: list[Job]) -> None:
+        self._jobs, self._table = list(jobs), None
+
+    @property
+    def table(self) -> JobTable:
+        if self._table is None:
+            self._table = JobTable.from_jobs(self.jobs)
+        return self._table
+
+    @table.setter
+    def table(self, table: JobTable) -> None:
+        self._table, self._jobs = table, None
 
     def __len__(self) -> int:
-        return len(self.jobs)
+        return len(self._table) if self._table is not None else len(self.jobs)
 
     def to_frame(self) -> pd.DataFrame:
         """The jobs as a table (one row per job, the `Job` fields as columns)."""

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from schedmate.records import Job, Outcome
+from schedmate.jobtable import JobTable
+from schedmate.records import Job
 from schedmate.traces.base import RowError, TraceFormatError, shared_traces_dir
 from schedmate.traces.loaders import GAVEL_COLUMNS, _workload, gavel_base_type, gpu_class
 
@@ -54,6 +55,13 @@ def merged_gavel_arrivals(shared: Path | None = None) -> pd.DataFrame:
 
 def derived_philly(n: int, seed: int = 0, compress: float = 1.0, skip: int = 0,
                    shared: Path | None = None) -> tuple[list[Job], dict]:
+    """The workload as `Job` records (see `derived_philly_table`)."""
+    table, stats = derived_philly_table(n, seed, compress, skip, shared)
+    return table.to_jobs(), stats
+
+
+def derived_philly_table(n: int, seed: int = 0, compress: float = 1.0, skip: int = 0,
+                         shared: Path | None = None) -> tuple[JobTable, dict]:
     if n < 0 or skip < 0:
         raise ValueError("N and skip must be >= 0")
     if compress <= 0:
@@ -70,15 +78,14 @@ def derived_philly(n: int, seed: int = 0, compress: float = 1.0, skip: int = 0,
         pool = pools[int(cls)]
         dur[idx] = pool[rng.integers(0, len(pool), size=len(idx))]
     t0 = float(arr["arrival_time"].iloc[0]) if len(arr) else 0.0
-    jobs = []
-    for k, row in enumerate(arr.itertuples(index=False)):
-        w, slow = _workload(gavel_base_type(row.job_type))
-        kw = {"id": f"{row.vc}-{row.line}", "vc": row.vc, "submit_time": (float(row.arrival_time) - t0) / compress,
-                  "num_gpus": int(row.scale_factor), "duration_s": float(dur[k]), "outcome": Outcome.completed,
-                  "name": row.job_type, "job_type": gavel_base_type(row.job_type)}
-        if w:
-            kw.update(workload=w, spread_slowdown=slow)
-        jobs.append(Job(**kw))
+    names = arr["job_type"].tolist()
+    base = [gavel_base_type(jt) for jt in names]
+    kinds = [_workload(b) for b in base]
+    table = JobTable.from_columns(len(arr), {
+        "id": arr["id"].tolist(), "vc": arr["vc"].tolist(),
+        "submit_time": [(float(a) - t0) / compress for a in arr["arrival_time"].tolist()],
+        "num_gpus": gpus, "duration_s": dur, "name": names, "job_type": base,
+        "workload": [w for w, _ in kinds], "spread_slowdown": [slow for _, slow in kinds]})
     stats = {"gpu_class": {int(c): int((classes == c).sum()) for c in np.unique(classes)}, "compress": compress,
-             "skip": skip, "arrival_span_s": (jobs[-1].submit_time if jobs else 0.0)}
-    return jobs, stats
+             "skip": skip, "arrival_span_s": (table.submit_time.item(-1) if len(table) else 0.0)}
+    return table, stats

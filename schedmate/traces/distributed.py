@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import numpy as np
-from pydantic import TypeAdapter
 
-from schedmate.records import Job, Outcome
+from schedmate.jobtable import JobTable
+from schedmate.records import Job
 from schedmate.traces.synth import _categorical, _users, calibration
 from schedmate.workloads import CATALOGUE
 
 KIND = "distributed"
-_JOB_LIST = TypeAdapter(list[Job])
 
 MODEL_MIX: dict[str, float] = {"resnet18": 5 / 19, "resnet50": 4 / 19, "transformer": 5 / 19, "lm": 5 / 19}
 """Gavel's distributed job templates per catalogue class (uniform over templates)."""
@@ -70,9 +70,14 @@ def _durations(n: int, rng: np.random.Generator) -> np.ndarray:
     return np.round(60.0 * 10 ** rng.uniform(lo, hi), 1)
 
 
-def generate(n: int, seed: int = 0, *, target_load: float | None = 0.9, cluster_gpus: int = 256,
-             max_gpus: int = 32, rate_per_hour: float | None = None) -> list[Job]:
-    """N distributed-training jobs, sorted by submit time; see the module docstring."""
+def generate(n: int, seed: int = 0, **options: Any) -> list[Job]:
+    """N distributed-training jobs as `Job` records, sorted by submit time (see `generate_table`)."""
+    return generate_table(n, seed, **options).to_jobs()
+
+
+def generate_table(n: int, seed: int = 0, *, target_load: float | None = 0.9, cluster_gpus: int = 256,
+                   max_gpus: int = 32, rate_per_hour: float | None = None) -> JobTable:
+    """N distributed-training jobs as columns, sorted by submit time; see the module docstring."""
     if n < 0:
         raise ValueError("N must be >= 0")
     if target_load is None and not rate_per_hour:
@@ -93,13 +98,12 @@ def generate(n: int, seed: int = 0, *, target_load: float | None = 0.9, cluster_
         submit = submit * (span / submit[-1])
     wrng = random.Random(f"{KIND}:{seed}:workload")
     names, weights = list(MODEL_MIX), list(MODEL_MIX.values())
-    records = []
-    for i in range(n):
-        w = CATALOGUE[wrng.choices(names, weights=weights, k=1)[0]]
-        records.append({"id": f"{KIND}-{seed}-{i:06d}", "user": str(users[i]), "submit_time": round(float(submit[i]), 3),
-                        "num_gpus": int(gpus[i]), "duration_s": float(dur[i]), "outcome": Outcome.completed,
-                        "name": f"{w.name}-{i:06d}", "workload": w.name, "spread_slowdown": w.spread_slowdown})
-    return _JOB_LIST.validate_python(records)
+    drawn = [CATALOGUE[wrng.choices(names, weights=weights, k=1)[0]] for _ in range(n)]
+    return JobTable.from_columns(n, {
+        "id": [f"{KIND}-{seed}-{i:06d}" for i in range(n)], "user": users,
+        "submit_time": [round(t, 3) for t in submit.tolist()], "num_gpus": gpus, "duration_s": dur,
+        "name": [f"{w.name}-{i:06d}" for i, w in enumerate(drawn)], "workload": [w.name for w in drawn],
+        "spread_slowdown": [w.spread_slowdown for w in drawn]})
 
 
-__all__ = ["KIND", "MODEL_MIX", "generate", "gpu_mix", "mean_duration_s"]
+__all__ = ["KIND", "MODEL_MIX", "generate", "generate_table", "gpu_mix", "mean_duration_s"]

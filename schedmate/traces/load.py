@@ -1,11 +1,11 @@
-"""`load_trace(spec, ...)`: the one entry point that turns a trace spec into `Job`s."""
+"""`load_trace(spec, ...)`: the one entry point that turns a trace spec into jobs (`.table` columns, `.jobs` records)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from schedmate.traces.base import TRACES_DIR, LoadedTrace, OnError, RowError, TraceFormatError, sort_jobs
+from schedmate.traces.base import TRACES_DIR, LoadedTrace, OnError, RowError, TraceFormatError
 from schedmate.traces.loaders import LOADERS, detect_format
 
 DEFAULT_TRACE = TRACES_DIR / "default" / "default_trace.csv"
@@ -36,7 +36,7 @@ def load_trace(spec: str, fmt: str | None = None, on_error: OnError = "fail", li
         raise ValueError(f"on_error must be 'fail' or 'skip', not {on_error!r}")
     if spec.startswith("synth:"):
         from schedmate.traces import distributed
-        from schedmate.traces.synth import generate
+        from schedmate.traces.synth import generate_table
 
         parts = spec.split(":")
         if len(parts) not in (3, 4):
@@ -45,12 +45,12 @@ def load_trace(spec: str, fmt: str | None = None, on_error: OnError = "fail", li
         n, *rest = _ints(parts[2:], spec, ["N", "seed"])
         seed = int(rest[0]) if rest else seed
         if kind == distributed.KIND:
-            jobs = distributed.generate(int(n), seed, **options)
+            table = distributed.generate_table(int(n), seed, **options)
         else:
-            jobs = generate(kind, int(n), seed, **options)
-        result = LoadedTrace(jobs=jobs, errors=[], source=spec, fmt=f"synth:{kind}", stats={"jobs": len(jobs), "seed": seed})
+            table = generate_table(kind, int(n), seed, **options)
+        result = LoadedTrace(table=table, source=spec, fmt=f"synth:{kind}", stats={"jobs": len(table), "seed": seed})
     elif spec.startswith("derived:"):
-        from schedmate.traces.derived import derived_philly
+        from schedmate.traces.derived import derived_philly_table
 
         parts = spec.split(":")
         if len(parts) not in (3, 4, 5) or parts[1] != "philly":
@@ -59,8 +59,8 @@ def load_trace(spec: str, fmt: str | None = None, on_error: OnError = "fail", li
         n = int(vals[0])
         seed = int(vals[1]) if len(vals) > 1 else seed
         compress = float(vals[2]) if len(vals) > 2 else float(options.pop("compress", 1.0))
-        jobs, stats = derived_philly(n, seed=seed, compress=compress, **options)
-        result = LoadedTrace(jobs=jobs, errors=[], source=spec, fmt="derived:philly", stats={"jobs": len(jobs), "seed": seed, **stats})
+        table, stats = derived_philly_table(n, seed=seed, compress=compress, **options)
+        result = LoadedTrace(table=table, source=spec, fmt="derived:philly", stats={"jobs": len(table), "seed": seed, **stats})
     else:
         path = DEFAULT_TRACE if spec == "default" else Path(spec)
         if not path.exists():
@@ -72,7 +72,7 @@ def load_trace(spec: str, fmt: str | None = None, on_error: OnError = "fail", li
         if spec == "default":
             result.source = "default"
     if limit is not None:
-        result.jobs = sort_jobs(result.jobs)[: max(0, int(limit))]
+        result.table = result.table.sorted().head(int(limit))
         result.stats["limit"] = limit
     return result
 

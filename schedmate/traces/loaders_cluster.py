@@ -92,7 +92,7 @@ class _SlurmLoader:
         dropped_cpu = 0
         if gpu_only:
             before = len(jobs)
-            jobs = [j for j in jobs if j.num_gpus > 0]
+            jobs = jobs.take(jobs.num_gpus > 0)
             dropped_cpu = before - len(jobs)
         return _trace(jobs, v.errors, path, self.name, rows=len(df), rows_good=int(mask.sum()),
                       time_origin=pd.Timestamp(origin, unit="s").isoformat(), cpu_jobs_dropped=dropped_cpu)

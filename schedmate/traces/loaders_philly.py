@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from schedmate.jobtable import JobTable
 from schedmate.records import Job, Outcome
 from schedmate.traces.base import (
     TRACES_DIR,
@@ -257,7 +258,7 @@ class GavelLoader:
         if not files:
             raise TraceFormatError(RowError(file=str(path), line=0, message="no *.trace files in this directory"))
         rates = opt(options, "steps_per_second", None) or gavel_steps_per_second(opt(options, "rates_file", None))
-        jobs: list[Job] = []
+        tables: list[JobTable] = []
         errors: list[RowError] = []
         rows = 0
         for f in files:
@@ -286,5 +287,5 @@ class GavelLoader:
                     "num_gpus": sf, "duration_s": steps / rate, "name": jt, "job_type": base,
                     "vc": pd.Series([vc] * len(df)), "outcome": pd.Series([Outcome.completed] * len(df))}
             errors += v.errors
-            jobs += _build(str(f), v, cols, workload_names=base)
-        return _trace(jobs, errors, path, self.name, rows=rows, files=len(files))
+            tables.append(_build(str(f), v, cols, workload_names=base))
+        return _trace(JobTable.concat(tables), errors, path, self.name, rows=rows, files=len(files))

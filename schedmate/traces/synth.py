@@ -29,14 +29,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import yaml
-from pydantic import TypeAdapter
 
+from schedmate.jobtable import JobTable
 from schedmate.records import Job, Outcome
 from schedmate.traces.base import TRACES_DIR
 from schedmate.workloads import sample_workload
 
 KINDS = ("philly", "helios", "acme")
-_JOB_LIST = TypeAdapter(list[Job])
 
 # Tolerances of the calibration checks (used by calibration_report and the tests).
 TOLERANCES = {
@@ -100,13 +99,19 @@ def _arrivals(shape: list[float], n: int, rate_per_hour: float, rng: np.random.G
 def _users(count: int, s: float, n: int, rng: np.random.Generator) -> np.ndarray:
     ranks = np.arange(1, count + 1)
     p = ranks ** (-float(s))
-    return np.char.mod("u%04d", rng.choice(ranks, size=n, p=p / p.sum()))
+    names = np.array([f"u{r:04d}" for r in ranks.tolist()])
+    return names[rng.choice(ranks, size=n, p=p / p.sum()) - 1]
 
 
-def generate(kind: str, n: int, seed: int = 0, *, rate_per_hour: float | None = None,
-             target_load: float | None = None, cluster_gpus: int | None = None, max_gpus: int | None = None,
-             calibration_file: str | None = None) -> list[Job]:
-    """N synthetic jobs of `kind`, sorted by submit time. See the module docstring.
+def generate(kind: str, n: int, seed: int = 0, **options: Any) -> list[Job]:
+    """N synthetic jobs of `kind` as `Job` records, sorted by submit time (see `generate_table`)."""
+    return generate_table(kind, n, seed, **options).to_jobs()
+
+
+def generate_table(kind: str, n: int, seed: int = 0, *, rate_per_hour: float | None = None,
+                   target_load: float | None = None, cluster_gpus: int | None = None, max_gpus: int | None = None,
+                   calibration_file: str | None = None) -> JobTable:
+    """N synthetic jobs of `kind` as columns, sorted by submit time. See the module docstring.
 
     `max_gpus` caps GPU demands (e.g. at the cluster size). `target_load` with `cluster_gpus`
     rescales the arrivals so that sum(GPUs x duration) / (cluster_gpus x arrival span) equals it.
@@ -133,15 +138,14 @@ def generate(kind: str, n: int, seed: int = 0, *, rate_per_hour: float | None = 
         submit = submit * (span / submit[-1]) if submit[-1] > 0 else submit
     wrng = random.Random(f"{kind}:{seed}:workload")
     mix = cal.get("workload_mix", {}).get("mix")
-    records = []
-    for i in range(n):
-        w = sample_workload(wrng, int(gpus[i]), mix)
-        jt = types[i]
-        name = f"{jt.lower()}-{w.name}-{i:06d}" if jt else f"{w.name}-{i:06d}"
-        records.append({"id": f"{kind}-{seed}-{i:06d}", "user": str(users[i]), "submit_time": round(float(submit[i]), 3),
-                        "num_gpus": int(gpus[i]), "duration_s": float(dur[i]), "outcome": outcome[i], "name": name,
-                        "job_type": jt, "workload": w.name, "spread_slowdown": w.spread_slowdown})
-    return _JOB_LIST.validate_python(records)
+    drawn = [sample_workload(wrng, g, mix) for g in gpus.tolist()]
+    names = [w.name for w in drawn]
+    job_names = [f"{jt.lower()}-{w}-{i:06d}" if jt else f"{w}-{i:06d}" for i, (jt, w) in enumerate(zip(types.tolist(), names))]
+    return JobTable.from_columns(n, {
+        "id": [f"{kind}-{seed}-{i:06d}" for i in range(n)], "user": users,
+        "submit_time": [round(t, 3) for t in submit.tolist()], "num_gpus": gpus, "duration_s": dur,
+        "outcome": outcome, "name": job_names, "job_type": types, "workload": names,
+        "spread_slowdown": [w.spread_slowdown for w in drawn]})
 
 
 # --------------------------------------------------------------------------- calibration report
