@@ -107,7 +107,7 @@ def test_changing_the_factors_of_a_class_whose_timers_the_forward_run_never_read
     snap = snapshot(sim, sim.now, tuner.timers, cfg)
     base = tuner.timers.copy()
     base.per_class = {}
-    from schedmate.policies.tuner import _Forward
+    from schedmate.policies.tuner.forward import _Forward
 
     obj, _, read = _Forward(sim, snap, cfg).run(base)
     unread = [c for c in ("unknown", "mid", "high") if c not in read]
