@@ -118,12 +118,15 @@ class Simulator:
             self.push(self.jobs[0].job.submit_time + sched.tick_s, TICK)
         heap = self._heap
         total = len(self.jobs)
+        last = -math.inf  # time of the last event other than a tick
         while heap:
             if until is not None and heap[0][0] > until:
                 break
             t, _, kind, idx, version = heapq.heappop(heap)
             self.now = t
             self.events += 1
+            if kind != TICK:
+                last = t
             if kind == FINISH:
                 js = self.jobs[idx]
                 if version == js.version and js.status is Status.running:
@@ -154,9 +157,14 @@ class Simulator:
                 # With nothing else left to happen (`heap` empty) the ticks stop too.
                 # a pass only when the hook changed something (e.g. retuned timers): ticks alone must
                 # not make decisions happen at other times than without them
-                if sched.on_tick is not None and sched.on_tick(self, t) is not False:
-                    self._dirty = True
+                changed = sched.on_tick is not None and sched.on_tick(self, t) is not False
                 self.push(t + (sched.tick_s or 0.0), TICK)
+                if changed:
+                    self._dirty = True
+                elif t > last:
+                    # nor may a tick that changed nothing run a pass still owed from earlier (e.g. after
+                    # a preemption): that pass waits for the next event, as it would without ticks
+                    continue
             if self._dirty and (not heap or heap[0][0] > t):
                 self._dirty = False
                 self._schedule(t)
