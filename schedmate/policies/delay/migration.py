@@ -78,7 +78,7 @@ class NetworkMigration(MigrationPolicy):
             return []
         cands.sort(key=lambda js: (order.key(js, now), js.idx))
         if self.placement is not None:
-            free, avail = self.placement.guard.free_for_moves(cluster)
+            free, avail = self.placement.guard.free_for_moves(cluster, now)
         else:
             free, avail = list(cluster.free), cluster.total_free
         out: list[tuple[JobState, Placement]] = []

@@ -81,10 +81,10 @@ class DelayPlacement(PlacementPolicy):
         self._network = None
         self.levels = [0, 0, 0]
         self._relaxed = self._deferred = False
-        self.timers.finished_runs.clear()
+        self.timers.set_runs([])
 
     def note_started(self, js: JobState, now: float) -> None:
-        self.guard.note_started(js)
+        self.guard.note_started(js, now)
 
     def note_stopped(self, js: JobState, now: float) -> None:
         self.guard.note_stopped(js)

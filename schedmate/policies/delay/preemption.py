@@ -10,8 +10,11 @@ before it has run `min_interval_s` since its last start (no thrashing). Among th
 works, the one that stops the fewest GPUs wins (then the fewest victims, then the lowest index).
 
 The starvation guard's holder (`schedmate.policies.delay.guard`) **claims** its reserved nodes through
-the same policy: it stops up to `guard_victims` jobs lower in the queue order (any sensitivity; they
-passed it while it waited) that have run the minimum interval, instead of waiting for the nodes to drain.
+the same policy, instead of waiting for them to drain: it stops up to `guard_victims` jobs (any
+sensitivity) that passed it while it waited and have run the minimum interval. `guard_claims` says who
+passed it: `passed` (default), the jobs that started after it began queueing, latest started first;
+`lower`, the jobs lower in the queue order, lowest first (the rule until session 4: under overload the
+jobs on the reserved nodes had often been submitted before the holder, so its nodes drained, idle).
 """
 
 from __future__ import annotations
@@ -38,8 +41,15 @@ class NetworkPreemptionConfig:
     min_interval_s: float = 1800.0
     max_victims: int = 4
     guard_victims: int = 8
-    """The starvation guard's holder may stop up to this many lower-priority jobs (of any sensitivity)
+    """The starvation guard's holder may stop up to this many jobs that passed it (of any sensitivity)
     on its reserved nodes to start now rather than wait for them to drain (0: it only waits)."""
+    guard_claims: str = "passed"
+    """Which running jobs passed the holder: `passed`, those that started after it began queueing;
+    `lower`, those lower in the queue order."""
+
+    def __post_init__(self) -> None:
+        if self.guard_claims not in ("passed", "lower"):
+            raise ValueError(f"guard_claims must be passed or lower, got {self.guard_claims!r}")
 
 
 @PREEMPTIONS.register("network")
@@ -96,16 +106,25 @@ class NetworkPreemption(PreemptionPolicy):
 
     def _claim(self, js: JobState, running: Iterable[JobState], cluster: ClusterState, order: QueueOrder,
                now: float) -> tuple[list[JobState], Placement] | None:
-        """Victims on the holder's reserved nodes whose GPUs give it L0, else one rack: jobs lower in the
-        queue order, past the minimum interval, lowest priority first on the nodes with the most free
-        plus freeable GPUs (fewest nodes disturbed); at most `guard_victims`."""
+        """Victims on the holder's reserved nodes whose GPUs give it L0, else one rack: jobs that passed
+        it (`guard_claims`), past the minimum interval, on the nodes with the most free plus freeable GPUs
+        first (fewest nodes disturbed), the last to pass it first; at most `guard_victims`."""
         assert self.placement is not None
         nodes = self.placement.guard.reserved_nodes(cluster)
         inside = set(nodes)
+        by_order = self.config.guard_claims == "lower"
         mine = order.key(js, now)
+        since = self.timers.queued_since(js)
+
+        def passed(v: JobState) -> bool:
+            return order.key(v, now) > mine if by_order else v.last_start >= since
+
+        def last_first(v: JobState) -> tuple:
+            return ([-x for x in order.key(v, now)], -v.idx) if by_order else (-v.last_start, -v.idx)
+
         on_node: dict[int, list[JobState]] = {}
         for v in running:
-            if v is js or not self.eligible(v, now) or not order.key(v, now) > mine:
+            if v is js or not self.eligible(v, now) or not passed(v):
                 continue
             for n, _ in v.placement:
                 if n in inside:
@@ -127,7 +146,7 @@ class NetworkPreemption(PreemptionPolicy):
         for n in sorted(nodes, key=lambda n: (-(free[n] + freeable(n)), n)):
             if where is not None:
                 break
-            for v in sorted(on_node.get(n, ()), key=lambda v: ([-x for x in order.key(v, now)], -v.idx)):
+            for v in sorted(on_node.get(n, ()), key=last_first):
                 if v not in chosen:
                     chosen.append(v)
                     for m, k in v.placement:

@@ -30,9 +30,9 @@ default on): under load a spread job's slowdown also holds GPUs the jobs behind 
 i.e. a job waits for locality in proportion to the extra time spreading would cost it (the
 ski-rental rule: with factor 1, waiting then spreading never costs more than twice the better
 choice on an uncontended network). The factors (node 2, rack 4) are above 1 because congestion
-multiplies the spread cost; they were chosen on the Philly-derived experiment, and the age cap (14
-days) on the 64-GPU testbed one (`eval/delay`, see its README, where both are documented as tuned on
-them). `node_factor[c]`/`rack_factor[c]` are per sensitivity class `c` (`unknown`, `low` < 0.1,
+multiplies the spread cost; they were chosen on the Philly-derived experiment (`eval/delay`, see its
+README). No timer is longer than the age cap (14 days), which is also the starvation guard's backstop.
+`node_factor[c]`/`rack_factor[c]` are per sensitivity class `c` (`unknown`, `low` < 0.1,
 `mid` [0.1, 0.5), `high` [0.5, 1]); the fixed policy uses the configured factors for every class, the
 auto-tuner (`schedmate.policies.tuner`) sets them per class.
 """
@@ -72,8 +72,22 @@ class DelayConfig:
     """Once jobs have finished, D for a job without a duration estimate is the median run time of the
     jobs finished so far (what any scheduler observes; every such job is still treated alike)."""
     age_cap_s: float = 14 * 24 * 3600.0
-    """Starvation guard: after this much queueing a job may reserve GPUs (see the module doc); no timer
-    is longer than this."""
+    """No timer is longer than this, and after this much queueing any job may hold the starvation
+    guard's reservation, whatever its rule (`schedmate.policies.delay.guard`)."""
+    guard: str = "cost"
+    """The starvation guard's rule for when a job may hold the reservation (`GUARD_RULES` in
+    `schedmate.policies.delay.guard`): `cost`, once it has queued `guard_factor` times what its run costs
+    the cluster (its GPU-time over the cluster's GPUs), or `age`, only the age cap (the rule until
+    session 4)."""
+    guard_factor: float = 20.0
+    """The `cost` rule's multiple: a job may hold the reservation once it has queued this many times its
+    GPUs x its predicted duration (the mean finished run time without one) / the cluster's GPUs."""
+    guard_wait_factor: float = 4.0
+    """Under the `cost` rule the holder keeps free GPUs of its reservation idle for itself (others may
+    not take them) only once it has queued this many times the median wait of the last `guard_window`
+    jobs to start, i.e. when it waits much longer than jobs do now; before that it may only claim its
+    nodes. (Under the `age` rule it always does.)"""
+    guard_window: int = 100
     load_aware: bool = True
     """Timers grow with the queue: x (1 + GPUs asked for by waiting jobs / cluster GPUs). A spread job's
     slowdown also holds GPUs the jobs queued behind it could use, which matters only under load."""
@@ -86,10 +100,12 @@ class DelayConfig:
     the cross-rack penalty times the uplink oversubscription (when links are shared)."""
 
     def __post_init__(self) -> None:
-        if min(self.node_factor, self.rack_factor, self.age_cap_s, self.assumed_duration_s) < 0:
+        if min(self.node_factor, self.rack_factor, self.age_cap_s, self.assumed_duration_s, self.guard_factor) < 0:
             raise ValueError("delay timers must be >= 0")
         if not 0.0 <= self.default_sensitivity <= 1.0:
             raise ValueError("default_sensitivity must be in [0, 1]")
+        if self.guard_window < 1 or self.guard_wait_factor < 0:
+            raise ValueError("guard_window must be >= 1 and guard_wait_factor >= 0")
 
 
 class DelayTimers:
@@ -100,19 +116,25 @@ class DelayTimers:
         self.per_class: dict[str, tuple[float, float]] = {}
         """class -> (node_factor, rack_factor), overriding the config (set by the tuner)."""
         self.finished_runs: list[float] = []
-        """Run times of the jobs finished so far, sorted (for the learned default duration)."""
+        """Run times of the jobs finished so far, sorted (for the learned default duration); set it
+        with `set_runs`."""
+        self.runs_total = 0.0
+        """Their sum (for `mean_duration`)."""
         self.pressure = 1.0
         """Queue pressure the timers are multiplied by (`load_aware`; set by the placement each pass)."""
         self.cross_rack = 1.0
         """How much more a spread job's communication costs across racks than inside one, on the
         cluster's network (set by the placement from the cluster spec; 1 until then)."""
+        self.guard_scale = 1.0
+        """Multiplies the starvation guard's `guard_factor` (set by the tuner)."""
 
     def copy(self) -> DelayTimers:
         t = DelayTimers(self.config)
         t.per_class = dict(self.per_class)
-        t.finished_runs = list(self.finished_runs)
+        t.set_runs(self.finished_runs)
         t.cross_rack = self.cross_rack
         t.pressure = self.pressure
+        t.guard_scale = self.guard_scale
         return t
 
     def learn_network(self, cluster: ClusterState) -> None:
@@ -123,12 +145,26 @@ class DelayTimers:
     def observe_run(self, run_s: float) -> None:
         if run_s > 0:
             bisect.insort(self.finished_runs, run_s)
+            self.runs_total += run_s
+
+    def set_runs(self, runs: list[float]) -> None:
+        """Start from these observed run times (sorted), e.g. none before a replay."""
+        self.finished_runs = list(runs)
+        self.runs_total = sum(runs)
 
     def default_duration(self) -> float:
         """D for a job without a duration estimate: the median observed run time, else the assumed one."""
         runs = self.finished_runs
         if self.config.learn_duration and runs:
             return runs[(len(runs) - 1) // 2]
+        return self.config.assumed_duration_s
+
+    def mean_duration(self) -> float:
+        """The expected run time of a job without a duration estimate: the mean observed run time (more
+        than the median when run times are heavy-tailed), else the assumed one."""
+        runs = self.finished_runs
+        if self.config.learn_duration and runs:
+            return self.runs_total / len(runs)
         return self.config.assumed_duration_s
 
     def sensitivity(self, js: JobState) -> float:
@@ -152,6 +188,10 @@ class DelayTimers:
         """(node_factor, rack_factor) for a sensitivity class."""
         cfg = self.config
         return self.per_class.get(klass, (cfg.node_factor, cfg.rack_factor))
+
+    def guard_factor(self) -> float:
+        """The starvation guard's `guard_factor` as the tuner set it (`guard_scale` times the config's)."""
+        return self.config.guard_factor * self.guard_scale
 
     def scales_by_class(self) -> dict[str, tuple[float, float]]:
         """(node_factor, rack_factor) of every class (what the tuner changes)."""

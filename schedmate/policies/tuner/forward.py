@@ -4,14 +4,17 @@ A forward run replays the snapshot on a fresh `Simulator` of the same cluster: t
 back where they run (`_Pinned`, first in the queue order), the others go to a delay placement with the
 candidate timers, under the scheduler's own preemption and migration configs.
 
-The **objective**: the forward run stops at `horizon_s`; `avg_jct` is the mean over the snapshot's jobs
-of their completion time (unfinished ones: the horizon plus the remaining work at their current speed),
-counted from their arrival including time already waited; `makespan` the latest of those.
+The **metrics** the objective is made of (`schedmate.policies.tuner.config`): the forward run stops at
+`horizon_s`; each snapshot job's JCT is its completion time (unfinished ones: the horizon plus the
+remaining work at their current speed) counted from its arrival, including the time it had already
+waited; `avg_jct` is their mean, `p99_jct` their 99th percentile (nearest rank: on a window of a few
+dozen jobs, about the worst one) and `makespan` the latest completion.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from typing import TYPE_CHECKING
 
 from schedmate.annotators.base import Annotator
@@ -24,7 +27,7 @@ from schedmate.policies.delay import (
     NetworkMigration,
     NetworkPreemption,
 )
-from schedmate.policies.tuner.config import TunerConfig
+from schedmate.policies.tuner.config import GUARD, METRICS, TunerConfig, objective_value
 from schedmate.policies.tuner.snapshot import Snapshot
 from schedmate.records import Annotation, Job
 from schedmate.sim.state import ClusterState, JobState, Status
@@ -86,7 +89,7 @@ class _Pinned(PlacementPolicy):
         # a forward run starts from the run times the scheduler has observed so far, not from none
         observed = list(self.inner.timers.finished_runs)
         self.inner.reset(seed)
-        self.inner.timers.finished_runs[:] = observed
+        self.inner.timers.set_runs(observed)
 
     def note_unplaced(self, js: JobState, cluster: ClusterState, now: float) -> None:
         self.inner.note_unplaced(js, cluster, now)
@@ -120,12 +123,17 @@ class _Recording(DelayTimers):
     def __init__(self, timers: DelayTimers) -> None:
         super().__init__(timers.config)
         self.per_class = dict(timers.per_class)
-        self.finished_runs = list(timers.finished_runs)
+        self.set_runs(timers.finished_runs)
+        self.guard_scale = timers.guard_scale
         self.read: set[str] = set()
 
     def scales(self, klass: str) -> tuple[float, float]:
         self.read.add(klass)
         return super().scales(klass)
+
+    def guard_factor(self) -> float:
+        self.read.add(GUARD)
+        return super().guard_factor()
 
 
 class _Forward:
@@ -143,8 +151,10 @@ class _Forward:
                                        record_timeseries=False)
         self.jobs = sorted(snap.jobs, key=lambda j: (j.submit_time, j.id))  # the Simulator's own order
 
-    def run(self, timers: DelayTimers) -> tuple[float, int, set[str]]:
-        """(objective, events, classes whose factors the run read) of one forward run with `timers`."""
+    def run(self, timers: DelayTimers) -> tuple[dict[str, float], int, set[str]]:
+        """(metrics, events, knobs the run read) of one forward run with `timers`: the metrics are
+        `METRICS` over the snapshot's jobs (see the module doc), the knobs the classes whose timer
+        factors it read and `GUARD` if it asked the guard's factor."""
         from schedmate.sim.engine import Simulator
 
         cfg, snap, main = self.cfg, self.snap, self.sim.scheduler
@@ -167,7 +177,7 @@ class _Forward:
                 js.extra[CLOCK_CREDIT_KEY] = snap.clock[jid]
         fwd.run(until=cfg.horizon_s)
         h = cfg.horizon_s  # only unfinished jobs use it, and those exist only if the run stopped there
-        total, latest = 0.0, 0.0
+        jcts, latest = [], 0.0
         for js in fwd.jobs:
             if js.status is Status.done:
                 end = js.end_time
@@ -176,18 +186,33 @@ class _Forward:
                 end = h + max(0.0, js.work_total - done) / js.speed
             else:
                 end = max(h, js.job.submit_time) + max(0.0, js.work_total - js.work_done)
-            total += end - js.job.submit_time + snap.credit.get(js.job.id, 0.0)
+            jcts.append(end - js.job.submit_time + snap.credit.get(js.job.id, 0.0))
             latest = max(latest, end)
-        if not fwd.jobs:
-            return 0.0, fwd.events, rec.read
-        obj = latest if cfg.objective == "makespan" else total / len(fwd.jobs)
-        return obj, fwd.events, rec.read
+        if not jcts:
+            return dict.fromkeys(METRICS, 0.0), fwd.events, rec.read
+        jcts.sort()
+        p99 = jcts[max(0, math.ceil(0.99 * len(jcts)) - 1)]  # nearest rank
+        return {"avg_jct": sum(jcts) / len(jcts), "p99_jct": p99, "makespan": latest}, fwd.events, rec.read
+
+
+def default_knobs(timers: DelayTimers) -> DelayTimers:
+    """`timers` with the tuner's choices undone (the configured factors for every class and the guard)."""
+    t = timers.copy()
+    t.per_class = {}
+    t.guard_scale = 1.0
+    return t
 
 
 def evaluate(sim: SchedulerView, snap: Snapshot, timers: DelayTimers, cfg: TunerConfig) -> tuple[float, int]:
-    """Objective of one forward run with `timers` (and the number of events it took)."""
-    obj, events, _ = _Forward(sim, snap, cfg).run(timers)
-    return obj, events
+    """Objective of one forward run with `timers` (and the number of events it took; a mixed objective
+    also runs the default knobs, its reference)."""
+    fwd = _Forward(sim, snap, cfg)
+    metrics, events, _ = fwd.run(timers)
+    default = metrics
+    if len(cfg.terms) > 1:
+        default, more, _ = fwd.run(default_knobs(timers))
+        events += more
+    return objective_value(cfg.terms, metrics, default), events
 
 
-__all__ = ["PIN_KEY", "evaluate"]
+__all__ = ["PIN_KEY", "default_knobs", "evaluate"]

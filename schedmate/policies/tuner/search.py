@@ -5,7 +5,12 @@ Every `period_s` of simulated time (the `Scheduler.on_tick` hook) the tuner take
 the W_node and W_rack factors, as multiples in `multipliers` of the configured default factors; W_rack
 keeps its ratio to W_node) over the sensitivity classes present in the snapshot (`low` never waits, so
 it is not tuned; `unknown` only with `tune_unknown`, since its forward runs would simulate a guess),
-classes in a fixed order, on forward runs (`schedmate.policies.tuner.forward`). It evaluates the
+classes in a fixed order, and with `tune_guard` the starvation guard's `guard_factor` (as a multiple in
+`guard_multipliers`, `DelayTimers.guard_scale`), on forward runs (`schedmate.policies.tuner.forward`)
+scored by the operator's objective (`TunerConfig.objective`: mean or p99 JCT, makespan or a weighted
+mix). `tune_guard` is off by default: on the 64-GPU testbed a 12-hour window judged the guard
+myopically (with the event budget lifted, tuning it toward the mean made the whole replay's mean worse,
+`eval/delay/README.md`). It evaluates the
 default and the previous choice (the incumbent) and starts from the better; `search="local"` then
 tries, per class, both grid neighbours of the current multiplier and moves on in a direction while it
 keeps improving (a few runs per tune); `search="grid"` tries every multiplier for every class (one
@@ -19,8 +24,8 @@ It **logs** one dict per tuned class into `sim.log`: time, event `delay_tuner`, 
 `schedmate.policies.delay.timers`), objective, default_objective.
 
 Cost control, deterministic (no wall clock in decisions): a tick tunes only when some of the first
-`max_waiting` waiting jobs is held back by a timer and that set of held jobs differs from the last
-tune's; after a tune that kept the previous choice the next one waits 2, 4, ... periods (up to
+`max_waiting` waiting jobs is held back by a timer (or, with `tune_guard`, a job holds the guard's
+reservation) and that set differs from the last tune's; after a tune that kept the previous choice the next one waits 2, 4, ... periods (up to
 `max_backoff`); and forward runs may use at most `event_budget` times the replay's own events so far.
 A forward event costs about what a replay event does (building the forward `Simulator` is a few
 percent of a run), so the budget, not a faster run, is what bounds the tuner's share of the wall
@@ -39,8 +44,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from schedmate.policies.delay import DelayTimers
-from schedmate.policies.tuner.config import TunerConfig
+from schedmate.policies.delay import DelayTimers, StarvationGuard
+from schedmate.policies.tuner.config import GUARD, TunerConfig, objective_value
 from schedmate.policies.tuner.forward import _Forward
 from schedmate.policies.tuner.snapshot import Snapshot, snapshot
 from schedmate.records import Annotation
@@ -50,7 +55,7 @@ if TYPE_CHECKING:
     from schedmate.sim.view import SchedulerView
 
 Key = tuple[float, ...]
-"""A candidate: one multiplier of the default factors per tuned class (in `Snapshot.classes` order)."""
+"""A candidate: one multiplier of the default factors per knob (in `Snapshot.classes` order)."""
 
 
 @dataclass
@@ -59,6 +64,8 @@ class DelayTuner:
 
     timers: DelayTimers
     config: TunerConfig = field(default_factory=TunerConfig)
+    guard: StarvationGuard | None = None
+    """The replay's starvation guard: a new holder is new to tune on, like newly held jobs."""
     wall_s: float = 0.0
     forward_runs: int = 0
     forward_events: int = 0
@@ -101,14 +108,18 @@ class DelayTuner:
                 return False
             self._need = 0.0
             self._last_held = held
-            before = self.timers.scales_by_class()
+            before = self._knobs()
             self.tune(sim, now, snap)
-            return self.timers.scales_by_class() != before
+            return self._knobs() != before
         finally:
             self.wall_s += time.perf_counter() - t0
 
+    def _knobs(self) -> tuple[dict[str, tuple[float, float]], float]:
+        return self.timers.scales_by_class(), self.timers.guard_scale
+
     def _held(self, sim: SchedulerView, now: float) -> tuple[int, ...]:
-        """The first `max_waiting` waiting jobs held back by a delay timer now (job indices)."""
+        """The first `max_waiting` waiting jobs held back by a delay timer now, and the starvation
+        guard's holder when its factor is tuned (job indices)."""
         until = self._until
         held = []
         for n, (_, idx) in enumerate(sim.waiting):
@@ -121,6 +132,9 @@ class DelayTuner:
                 got = until[idx] = (js.annotation, origin, self._held_until(js))
             if now < got[2]:
                 held.append(idx)
+        holder = self.guard.holder if self.guard is not None and self.config.tune_guard else None
+        if holder is not None:
+            held.append(-1 - holder.idx)  # told apart from the timer-held jobs
         return tuple(held)
 
     def _held_until(self, js: JobState) -> float:
@@ -147,9 +161,10 @@ class DelayTuner:
         classes = snap.classes
         if not classes:
             return dict(self.timers.per_class)
-        base = self.timers.config
         fwd = _Forward(sim, snap, cfg)
         memo: dict[Key, tuple[float, set[str]]] = {}
+        reference: dict[str, float] = {}
+        """The default knobs' metrics on this window (what a mixed objective is relative to)."""
 
         def objective(key: Key) -> float | None:
             """The key's objective: memoised, or equal to an earlier run's, or from a forward run if
@@ -164,15 +179,15 @@ class DelayTuner:
                 if memo and not self._affordable(sim, self._run_events):
                     return None
                 cand = self.timers.copy()  # the observed run times too, for jobs without an estimate
-                cand.per_class = {c: (base.node_factor * m, base.rack_factor * m)
-                                  for c, m in zip(classes, key)}
-                obj, events, read = fwd.run(cand)
+                self._set(cand, classes, key)
+                metrics, events, read = fwd.run(cand)
                 self.forward_runs += 1
                 self.forward_events += events
-                if not memo:  # the default run: the size estimate for the budget
+                if not memo:  # the default run: the size estimate for the budget, the reference
                     self._run_events = events
                     self._per_job = events / max(1, len(snap.jobs))
-                got = memo[key] = (obj, read)
+                    reference.update(metrics)
+                got = memo[key] = (objective_value(cfg.terms, metrics, reference), read)
             return got[0]
 
         default: Key = tuple(1.0 for _ in classes)
@@ -190,13 +205,13 @@ class DelayTuner:
 
         incumbent = tuple(self.choice.get(c, 1.0) for c in classes)
         better(incumbent)
+        grids = [sorted(set(cfg.guard_multipliers if c == GUARD else cfg.multipliers)) for c in classes]
         if cfg.search == "grid":
             for k in range(len(classes)):
-                for m in cfg.multipliers:
+                for m in grids[k]:
                     better(best[:k] + (m,) + best[k + 1:])
         else:
-            grid = sorted(set(cfg.multipliers))
-            for k in range(len(classes)):
+            for k, grid in enumerate(grids):
                 # both neighbours of the current multiplier, then on in the direction that improved
                 i = grid.index(best[k])
                 step = 0
@@ -210,25 +225,35 @@ class DelayTuner:
                     i += step
         return self._adopt(sim, now, classes, best, best_obj, default_obj)
 
+    @staticmethod
+    def _set(timers: DelayTimers, classes: list[str], key: Key) -> None:
+        """Give `timers` the knobs of `key`: multiples of the configured factors."""
+        base = timers.config
+        timers.per_class = {c: (base.node_factor * m, base.rack_factor * m)
+                            for c, m in zip(classes, key) if c != GUARD}
+        timers.guard_scale = dict(zip(classes, key)).get(GUARD, 1.0)
+
     def _adopt(self, sim: SchedulerView, now: float, classes: list[str], best: Key, best_obj: float,
                default_obj: float) -> dict[str, tuple[float, float]]:
-        cfg, base = self.config, self.timers.config
+        cfg = self.config
         choice = dict(zip(classes, best))
         kept = choice == {c: self.choice.get(c, 1.0) for c in classes}
         self._streak = self._streak + 1 if kept else 0
         self._skip = min(2 ** self._streak, max(1, cfg.max_backoff)) - 1
         self.choice = choice
         self._until.clear()
-        self.timers.per_class = {c: (base.node_factor * m, base.rack_factor * m) for c, m in choice.items()}
+        self._set(self.timers, classes, best)
         self.tuned += 1
         self.last = {"time": now, "objective": best_obj, "default_objective": default_obj}
         for c in classes:
-            node_f, rack_f = self.timers.scales(c)
-            sim.log.append({"time": now, "event": "delay_tuner", "class": c, "W_node": node_f,
-                            "W_rack": rack_f, "objective": best_obj, "default_objective": default_obj,
+            entry = {"time": now, "event": "delay_tuner", "class": c}
+            if c == GUARD:
+                entry["guard_factor"] = self.timers.guard_factor()
+            else:
+                entry["W_node"], entry["W_rack"] = self.timers.scales(c)
+            sim.log.append({**entry, "objective": best_obj, "default_objective": default_obj,
                             "objective_kind": cfg.objective})
         return dict(self.timers.per_class)
-
 
 
 __all__ = ["DelayTuner"]

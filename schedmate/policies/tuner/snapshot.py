@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from schedmate.policies.delay import CLASSES, DelayTimers
 from schedmate.policies.estimates import predicted_duration, predicted_remaining
-from schedmate.policies.tuner.config import TunerConfig
+from schedmate.policies.tuner.config import GUARD, TunerConfig
 from schedmate.records import Annotation, Job, slowdown_from_sensitivity
 from schedmate.sim.state import JobState, Placement, Status
 
@@ -39,6 +39,8 @@ class Snapshot:
     clock: dict[str, float]
     """Locality wait already run, for waiting jobs whose delay clock has started."""
     classes: list[str]
+    """The knobs to tune: sensitivity classes (in `CLASSES` order), then `GUARD` (the starvation guard's
+    factor) when it is tuned and jobs wait."""
 
 
 def _belief_slowdown(ann: Annotation, timers: DelayTimers) -> float:
@@ -101,6 +103,8 @@ def snapshot(sim: SchedulerView, now: float, timers: DelayTimers, cfg: TunerConf
         classes.add(timers.klass(js))
     skip = {"low"} if cfg.tune_unknown else {"low", "unknown"}
     tuned = [c for c in CLASSES if c in classes and c not in skip]
+    if cfg.tune_guard and timers.config.guard != "age" and credit:
+        tuned.append(GUARD)  # a waiting job may come to hold the reservation
     return Snapshot(jobs=jobs, annotations=anns, pins=pins, credit=credit, clock=clock, classes=tuned)
 
 
