@@ -50,8 +50,10 @@ def relative(raw: pd.DataFrame) -> pd.DataFrame:
     comm. overhead vs scatter, in %; the floors as the most any scheduler could cut from each baseline."""
     df = _expand_both(raw)
     keys = ["workload", "seed", "network", "annotator"]
-    out = vs_baselines(df, keys, ["makespan_h", "avg_jct_h", "p99_jct_h"],
-                       (("makespan_floor_h", "makespan_h"), ("jct_floor_h", "avg_jct_h")))
+    floors = (("makespan_floor_h", "makespan_h"), ("jct_floor_h", "avg_jct_h"))
+    if "p99_floor_h" in df:  # results before session 5 have no p99 floor
+        floors += (("p99_floor_h", "p99_jct_h"),)
+    out = vs_baselines(df, keys, ["makespan_h", "avg_jct_h", "p99_jct_h"], floors)
     scat = df[df.policy == "scatter"][keys + ["comm_overhead_gpu_h"]].rename(columns={"comm_overhead_gpu_h": "scat"})
     out = out.merge(scat, on=keys)
     out["comm_vs_scatter_pct"] = 100 * (out["comm_overhead_gpu_h"] / out["scat"].where(out["scat"] > 0) - 1)
@@ -213,8 +215,10 @@ def plots(agg: pd.DataFrame, out: Path) -> list[Path]:
 def sweep_table(sweep: pd.DataFrame) -> pd.DataFrame:
     """Means over seeds per (workload, network, load level, annotator, policy), with delay's change vs
     each consolidation baseline (mean of the per-seed changes)."""
+    has_p99 = "p99_floor_h" in sweep
     out = vs_baselines(_expand_both(sweep), ["workload", "network", "level", "seed", "annotator"],
-                       ["makespan_h", "avg_jct_h"])
+                       ["makespan_h", "avg_jct_h", *(["p99_jct_h"] if has_p99 else [])],
+                       (("p99_floor_h", "p99_jct_h"),) if has_p99 else ())
     agg_keys = ["workload", "network", "level", "annotator", "policy"]
     num = [c for c in out.columns if c not in [*agg_keys, "seed"] and pd.api.types.is_numeric_dtype(out[c])]
     return out.groupby(agg_keys, sort=False)[num].mean().reset_index()
@@ -249,19 +253,23 @@ def sweep_plots(table: pd.DataFrame, out: Path) -> list[Path]:
     return written
 
 
-def report(raw: pd.DataFrame, out: Path) -> str:
-    """results.csv / results.md / targets.md and the plots from the replays' rows; returns targets.md."""
+def report(raw: pd.DataFrame, out: Path, sweep: pd.DataFrame | None = None, ablation: pd.DataFrame | None = None
+           ) -> str:
+    """results.csv / results.md / targets.md and the plots from the replays' rows (and, when given, the
+    load sweep's and the ablation's rows for targets.md's comparison with `consolidate-rack`); returns
+    targets.md."""
+    from eval.delay.rack_report import rack_section
+
     agg = aggregate(relative(raw))
     agg.to_csv(out / "results.csv", index=False)
     (out / "results.md").write_text(markdown(agg))
-    text = targets(agg)
+    table = None
+    if sweep is not None:
+        table = sweep_table(sweep)
+        table.to_csv(out / "load_sweep_means.csv", index=False)
+        sweep_plots(table, out)
+    text = rack_section(agg, table, ablation) + "\n" + targets(agg)
     (out / "targets.md").write_text(text)
     plots(agg, out)
     return text
-
-
-def report_sweep(sweep: pd.DataFrame, out: Path) -> None:
-    table = sweep_table(sweep)
-    table.to_csv(out / "load_sweep_means.csv", index=False)
-    sweep_plots(table, out)
 

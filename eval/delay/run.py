@@ -39,10 +39,15 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from eval.delay.report import report, report_sweep
+from eval.delay.guard_study import guard_means, guard_sweep, tradeoff_plot, tuner_study
+from eval.delay.report import report
 from eval.delay.runner import run_all
-from eval.delay.sweeps import ablation, guard_sweep, load_sweep, oversubscription, semantic_rows
+from eval.delay.sweeps import ablation, load_sweep, oversubscription, semantic_rows
 from eval.delay.workloads import SEEDS
+
+
+def _read(path: Path) -> pd.DataFrame | None:
+    return pd.read_csv(path) if path.exists() else None
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -61,12 +66,14 @@ def main(
     = ",".join(map(str, SEEDS)),
     quick: Annotated[bool, typer.Option(help="Small workloads, seed 0 only, no sweep or semantic rows.")] = False,
     report_only: Annotated[bool, typer.Option(
-        help="Only re-render the tables and plots from OUT/raw.csv (and OUT/load_sweep.csv).")] = False,
+        help="Only re-render the tables and plots from OUT/raw.csv (and OUT/load_sweep.csv, ablation.csv, "
+             "guard_sweep.csv).")] = False,
     sweep: Annotated[bool, typer.Option(help="Also run the load sweep (load_sweep.csv, sweep_*.png).")] = True,
     guard: Annotated[bool, typer.Option(
-        help="Also sweep the starvation guard's age cap and claim/drain on testbed64 (guard_sweep*.csv) and "
-             "turn each delay mechanism off in turn (ablation*.csv) and oversubscribe the uplinks beyond the "
-             "published setups (oversubscription*.csv); about 3 minutes.")] = True,
+        help="Also sweep the starvation guard's rule on testbed64 (guard_sweep*.csv, guard_tradeoff.png), turn "
+             "each delay mechanism off in turn (ablation*.csv), oversubscribe the uplinks beyond the published "
+             "setups (oversubscription*.csv) and ask the tuner for the mean or the p99 (tuner_study*.csv); "
+             "about 6 minutes on a quiet machine.")] = True,
     semantic: Annotated[bool, typer.Option(
         help="Also run delay with the schedmate annotator on testbed64 and distributed-4gpu (semantic.csv; "
              "about 2 minutes).")] = True,
@@ -74,9 +81,12 @@ def main(
     """Run the delay-scheduling comparison; write raw.csv, results.csv/.md, targets.md, plots, tuner_log.csv."""
     out.mkdir(parents=True, exist_ok=True)
     if report_only:
-        report(pd.read_csv(out / "raw.csv"), out)
-        if (out / "load_sweep.csv").exists():
-            report_sweep(pd.read_csv(out / "load_sweep.csv"), out)
+        report(pd.read_csv(out / "raw.csv"), out, _read(out / "load_sweep.csv"), _read(out / "ablation.csv"))
+        guard_rows = _read(out / "guard_sweep.csv")
+        if guard_rows is not None and "rule" in guard_rows:
+            means = guard_means(guard_rows)
+            means.to_csv(out / "guard_sweep_means.csv", index=False)
+            tradeoff_plot(means, out)
         return
     seed_list = (0,) if quick else _seeds(seeds)
     t0 = time.perf_counter()
@@ -85,15 +95,19 @@ def main(
     sizes.to_csv(out / "queue_by_size.csv", index=False)
     if len(logs):
         logs.to_csv(out / "tuner_log.csv", index=False)
-    typer.echo(report(raw, out))
-    if sweep and not quick:
-        report_sweep(load_sweep(out, seed_list), out)
+    sweep_rows = load_sweep(out, seed_list) if sweep and not quick else None
+    ablation_rows = None
     if guard and not quick:
-        guard_sweep(out, seed_list).to_csv(out / "guard_sweep_means.csv", index=False)
+        means = guard_sweep(out, seed_list)
+        means.to_csv(out / "guard_sweep_means.csv", index=False)
+        tradeoff_plot(means, out)
         ablation(out, seed_list).to_csv(out / "ablation_means.csv", index=False)
+        ablation_rows = pd.read_csv(out / "ablation.csv")
         oversubscription(out, seed_list).to_csv(out / "oversubscription_means.csv", index=False)
+        tuner_study(out, seed_list).to_csv(out / "tuner_study_means.csv", index=False)
     if semantic and not quick:
         semantic_rows(out)
+    typer.echo(report(raw, out, sweep_rows, ablation_rows))
     typer.echo(f"wrote {out}/raw.csv, results.csv, results.md, targets.md, plots in {time.perf_counter() - t0:.0f} s")
 
 

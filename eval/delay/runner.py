@@ -14,6 +14,7 @@ from eval.delay.workloads import (
     WORKLOADS,
     floors,
     offered_load,
+    p99_floor,
     scheduler,
 )
 from schedmate.policies.base import Scheduler
@@ -62,7 +63,8 @@ def run_all(seeds: tuple[int, ...], quick: bool) -> tuple[pd.DataFrame, pd.DataF
                 for net in NETWORKS:
                     base = {"workload": w.name, "cluster": w.cluster, "seed": seed, "network": net,
                             "offered_load": round(offered_load(jobs, w.gpus), 3),
-                            "makespan_floor_h": mk_floor / 3600, "jct_floor_h": jct_floor / 3600}
+                            "makespan_floor_h": mk_floor / 3600, "jct_floor_h": jct_floor / 3600,
+                            "p99_floor_h": p99_floor(jobs) / 3600}
                     for pol in POLICIES:
                         for ann in (("none",) if pol in BASELINE_POLICIES else ANNOTATORS):
                             sched = scheduler(pol)

@@ -23,6 +23,7 @@ from eval.delay.workloads import (
     distributed,
     floors,
     offered_load,
+    p99_floor,
     scheduler,
 )
 from schedmate.policies import build_scheduler
@@ -68,12 +69,14 @@ def load_sweep(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
             for seed in seeds:
                 jobs = make(seed)
                 load = round(offered_load(jobs, gpus), 2)
+                floor_p99 = p99_floor(jobs)
                 for pol in SWEEP_POLICIES:
                     for ann in ANNOTATORS if pol == "delay" else ("none",):
                         s = replay(jobs, scheduler=scheduler(pol), annotator=ann, cluster=cluster, network=net,
                                    seed=seed).summary
                         rows.append({"workload": wname, "network": net, "level": c, "seed": seed,
-                                     "offered_load": load, "annotator": ann if pol == "delay" else "both",
+                                     "offered_load": load, "p99_floor_h": floor_p99 / 3600,
+                                     "annotator": ann if pol == "delay" else "both",
                                      "policy": pol, "makespan_h": s.makespan_s / 3600,
                                      "avg_jct_h": s.avg_jct_s / 3600, "p99_jct_h": s.p99_jct_s / 3600,
                                      "avg_queue_h": s.avg_queue_s / 3600,
@@ -84,49 +87,6 @@ def load_sweep(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df.to_csv(out / "load_sweep.csv", index=False)
     return df
-
-
-# ------------------------------------------------------------------------------------------ starvation guard
-
-GUARD_CAPS_DAYS = (7.0, 14.0, 30.0, None)
-GUARD_LOADS = (0.9, 1.5)
-
-
-def guard_sweep(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
-    """The starvation guard's age cap (7 / 14 / 30 days / off) and its two ways of getting the holder
-    its nodes (claim them by preemption, the default, or let them drain: `preemption.guard_victims=0`)
-    on testbed64 under congested:8 at loads 0.9 and 1.5, fixed delay, next to `consolidate-rack` (no
-    guard). Means over seeds of average / p99 JCT and the longest queueing (`guard_sweep.csv`)."""
-    from schedmate.policies.delay import DelayConfig, NetworkPreemptionConfig
-
-    rows = []
-    with Progress(transient=True) as bar:
-        task = bar.add_task("guard sweep", total=len(GUARD_LOADS) * len(seeds))
-        for load in GUARD_LOADS:
-            for seed in seeds:
-                jobs = distributed(400, seed, 64, load)
-                variants: list[tuple[str, str, float | None, str]] = [("consolidate-rack", "none", None, "-")]
-                variants += [("delay", ann, cap, mode) for ann in ANNOTATORS for cap in GUARD_CAPS_DAYS
-                             for mode in ("claim", "drain") if cap is not None or mode == "claim"]
-                for pol, ann, cap, mode in variants:
-                    if pol == "delay":
-                        sched = build_scheduler("delay", config=DelayConfig(
-                            age_cap_s=cap * 86400.0 if cap is not None else float("inf")),
-                            preemption=NetworkPreemptionConfig(guard_victims=8 if mode == "claim" else 0))
-                    else:
-                        sched = scheduler(pol)
-                    res = replay(jobs, scheduler=sched, annotator=ann, cluster=CLUSTER_TESTBED,
-                                 network="congested:8", seed=seed)
-                    s = res.summary
-                    rows.append({"load": load, "seed": seed, "policy": pol, "annotator": ann,
-                                 "age_cap_days": cap if cap is not None else float("inf"), "guard": mode,
-                                 "avg_jct_h": s.avg_jct_s / 3600, "p99_jct_h": s.p99_jct_s / 3600,
-                                 "max_queue_h": res.jobs["queue_s"].max() / 3600, "preemptions": s.preemptions})
-                bar.advance(task)
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "guard_sweep.csv", index=False)
-    keys = ["load", "policy", "annotator", "age_cap_days", "guard"]
-    return df.groupby(keys, sort=False)[["avg_jct_h", "p99_jct_h", "max_queue_h", "preemptions"]].mean().reset_index()
 
 
 # ------------------------------------------------------------------------------------------ stress
@@ -162,8 +122,10 @@ def oversubscription(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
 
 ABLATION_VARIANTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("delay", ()),
-    ("no locality-first", ("locality_first=false",)),
+    ("session-4 guard", ("guard=age", "preemption.guard_claims=lower")),
+    ("guard protects at once", ("guard_wait_factor=0",)),
     ("guard drains", ("preemption.guard_victims=0",)),
+    ("no locality-first", ("locality_first=false",)),
     ("no preemption", ("preemption=false",)),
     ("no migration", ("migration=false",)),
 )
@@ -192,6 +154,7 @@ def ablation(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
         for name, cluster, net, make in cases:
             for seed in seeds:
                 jobs = make(seed)
+                floor_p99 = p99_floor(jobs)
                 runs: list[tuple[str, str, Scheduler]] = [("consolidate-rack", "none", scheduler("consolidate-rack"))]
                 runs += [(label, ann, build_scheduler("delay", **policy_options("delay", list(opts))))
                          for label, opts in ABLATION_VARIANTS for ann in ANNOTATORS]
@@ -202,12 +165,14 @@ def ablation(out: Path, seeds: tuple[int, ...]) -> pd.DataFrame:
                                  "avg_jct_h": s.avg_jct_s / 3600, "p99_jct_h": s.p99_jct_s / 3600,
                                  "makespan_h": s.makespan_s / 3600, "max_queue_h": res.jobs["queue_s"].max() / 3600,
                                  "comm_overhead_gpu_h": s.comm_overhead_gpu_s / 3600, "preemptions": s.preemptions,
-                                 "migrations": s.migrations})
+                                 "migrations": s.migrations, "p99_queue_h": res.jobs["queue_s"].quantile(0.99) / 3600,
+                                 "p99_floor_h": floor_p99 / 3600})
                 bar.advance(task)
     df = pd.DataFrame(rows)
     df.to_csv(out / "ablation.csv", index=False)
     keys = ["case", "network", "variant", "annotator"]
-    cols = ["avg_jct_h", "p99_jct_h", "makespan_h", "max_queue_h", "comm_overhead_gpu_h", "preemptions", "migrations"]
+    cols = ["avg_jct_h", "p99_jct_h", "makespan_h", "max_queue_h", "p99_queue_h", "comm_overhead_gpu_h",
+            "preemptions", "migrations", "p99_floor_h"]
     return df.groupby(keys, sort=False)[cols].mean().reset_index()
 
 

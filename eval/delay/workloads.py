@@ -24,6 +24,8 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from schedmate.policies import build_scheduler
 from schedmate.policies.base import Scheduler
 from schedmate.policies.tuner import TunerConfig
@@ -98,6 +100,13 @@ def floors(jobs: list[Job], gpus: int) -> tuple[float, float]:
     makespan = max(max(j.submit_time + j.duration_s for j in jobs),
                    start + sum(j.num_gpus * j.duration_s for j in jobs) / gpus) - start
     return makespan, statistics.fmean(j.duration_s for j in jobs)
+
+
+def p99_floor(jobs: list[Job]) -> float:
+    """The p99 JCT no scheduler can beat: every job's JCT is at least its consolidated duration, so the
+    99th percentile of the JCTs (`np.percentile`, as the replay summary takes it) is at least that of
+    the durations."""
+    return float(np.percentile([j.duration_s for j in jobs], 99))
 
 
 def offered_load(jobs: list, gpus: int) -> float:
