@@ -7,19 +7,11 @@ Levels (best first), from the helpers in `placements`:
 * **L1** `within_one_rack`: all GPUs inside one rack (fewest nodes there).
 * **L2** `anywhere`: fewest nodes over the whole cluster.
 
-A job takes L0 whenever L0 is free. Otherwise it may take L1 once it has waited `W_node` and L2
-once it has waited `W_rack` (cumulative, W_rack >= W_node). The wait is the **locality wait**: it
-counts from the first time, since the job became eligible (submission, or its last preemption), that
-enough GPUs were free for it but no L0 slot was, i.e. from when the policy first held it back for
-locality; it is never reset by other jobs' launches (the pitfall of Spark's per-stage delay
-scheduling) nor by the free GPUs vanishing again. Time spent waiting for GPUs at all is not charged to
-the timers: under heavy load every queued job would otherwise reach the head with its timers long
-run out and go spread at once, behaving like scatter exactly when spreading hurts most. A job held
-back by a timer gets `Wait(until=next expiry)`, so the jobs behind it in the queue may go.
-
-The timers (how long a job waits for each level) are in `schedmate.policies.delay.timers`, the
-starvation guard (which free GPUs a job may use while a reservation is held) in
-`schedmate.policies.delay.guard`.
+A job takes L0 whenever L0 is free. Otherwise it may take L1 once its locality wait has run `W_node`
+and L2 once it has run `W_rack`, and a job held back by a timer gets `Wait(until=next expiry)`, so the
+jobs behind it in the queue may go. The timers and the locality wait they are counted on are in
+`schedmate.policies.delay.timers`, the starvation guard (which free GPUs a job may use while a
+reservation is held) in `schedmate.policies.delay.guard`.
 
 **Locality first** (`locality_first`, default on): a job whose timer allows L1/L2 does not take them in
 the scheduling pass that finds it so; it is told to wait for that pass, and a second pass over the queue
