@@ -71,7 +71,8 @@ def _verdict(mean: float, p99: float, floor: float) -> str:
     if mean > TARGET_MEAN_PCT:
         why.append("mean")
     if p99 > TARGET_P99_PCT:
-        why.append("p99" + (" (below the floor)" if not pd.isna(floor) and floor > TARGET_P99_PCT else ""))
+        why.append("p99" + (f" (no scheduler can: floor {floor:+.1f} %)" if not pd.isna(floor) and floor > TARGET_P99_PCT
+                            else ""))
     return "not met: " + ", ".join(why)
 
 
