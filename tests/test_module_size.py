@@ -15,9 +15,6 @@ JOB_DATA = ("eval/datasets/code/jobs",)
 """Job scripts written as data for the code analyzer (see eval/datasets/code/README.md)."""
 
 BEING_SPLIT = {
-    "schedmate/policies/delay.py",
-    "schedmate/policies/tuner.py",
-    "eval/delay/run.py",
     "schedmate/sim/engine.py",
     "schedmate/codeprof/shell/expand.py",
 }

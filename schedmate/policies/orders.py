@@ -1,4 +1,4 @@
-"""Queue orders: FIFO, SJF, SRTF, QSSF (Helios) and Tiresias (discretised 2D-LAS).
+"""Queue orders: FIFO, non-blocking FIFO, SJF, SRTF, QSSF (Helios) and Tiresias (discretised 2D-LAS).
 
 Jobs whose annotation carries no duration estimate sort after every job that has one, in
 submission order: with the `none` annotator SJF, SRTF and QSSF degrade to a non-blocking FIFO.
@@ -25,6 +25,18 @@ class FIFO(QueueOrder):
 
     def key(self, js: JobState, now: float) -> tuple[float, ...]:
         return (js.submit_time,)
+
+
+@ORDERS.register("fifo-nb")
+class NonBlockingFIFO(QueueOrder):
+    """Submission order, non-blocking: a job that cannot be placed (or is told to wait) lets the jobs
+    behind it go. Reads no annotation. The default order of the `delay` scheduler, and the order of
+    the consolidate / scatter baselines it is compared with."""
+
+    name = "fifo-nb"
+
+    def key(self, js: JobState, now: float) -> tuple[float, ...]:
+        return (js.job.submit_time,)
 
 
 @ORDERS.register("sjf")

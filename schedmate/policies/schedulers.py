@@ -71,7 +71,7 @@ def _delay_factory(tuned: bool) -> Callable[..., Scheduler]:
             from schedmate.policies.tuner import DelayTuner, TunerConfig
 
             cfg = tuner if isinstance(tuner, TunerConfig) else TunerConfig()
-            hook = DelayTuner(place.timers, cfg)
+            hook = DelayTuner(place.timers, cfg, guard=place.guard)
             sched.tick_s = cfg.period_s
             sched.on_tick = hook
         return sched
@@ -87,16 +87,22 @@ def policy_options(policy: str, pairs: list[str]) -> dict[str, object]:
     """`KEY=VALUE` strings -> keyword arguments for `build_scheduler(policy, ...)`.
 
     The delay schedulers take every `DelayConfig` field (e.g. `node_factor=4`, `age_cap_s=604800`,
-    `load_aware=false`), `preemption` / `migration` (true|false), the fields of their configs as
-    `preemption.FIELD` / `migration.FIELD` (e.g. `preemption.guard_victims=0`,
-    `migration.gain_factor=4`) and `order` (a queue order's name); the other schedulers take none.
-    Raises ValueError naming the keys that are allowed."""
+    `load_aware=false`, `guard=age`), `preemption` / `migration` (true|false), the fields of their
+    configs as `preemption.FIELD` / `migration.FIELD` (e.g. `preemption.guard_victims=0`,
+    `migration.gain_factor=4`) and `order` (a queue order's name); `delay-tuned` also the fields of the
+    tuner's config as `tuner.FIELD` (e.g. `tuner.objective=0.5*avg_jct+0.5*p99_jct`,
+    `tuner.event_budget=none`); the other schedulers take none. Raises ValueError naming the keys
+    that are allowed."""
     if not pairs:
         return {}
     if policy not in ("delay", "delay-tuned"):
         raise ValueError(f"policy {policy!r} takes no options (only delay and delay-tuned do)")
+    from schedmate.policies.tuner.config import TunerConfig
+
     sections: dict[str, type] = {"": _delay.DelayConfig, "preemption.": _delay.NetworkPreemptionConfig,
                                  "migration.": _delay.NetworkMigrationConfig}
+    if policy == "delay-tuned":
+        sections["tuner."] = TunerConfig
     values: dict[str, dict[str, object]] = {prefix: {} for prefix in sections}
     out: dict[str, object] = {}
     for pair in pairs:
@@ -118,11 +124,18 @@ def policy_options(policy: str, pairs: list[str]) -> dict[str, object]:
             allowed = sorted(["preemption", "migration", "order",
                               *[p + f for p, cls in sections.items() for f in _config_fields(cls)]])
             raise ValueError(f"unknown option {key!r} for {policy}: expected one of {', '.join(allowed)}")
+        kind = str(field.type)
         try:
-            if field.type in (bool, "bool"):
-                value: object = _parse_bool(key, raw)
-            elif field.type in (int, "int"):
+            if kind.startswith("tuple"):
+                raise ValueError("a tuple cannot be given on the command line")
+            if "None" in kind and raw.lower() == "none":
+                value: object = None
+            elif kind.startswith("bool"):
+                value = _parse_bool(key, raw)
+            elif kind.startswith("int"):
                 value = int(raw)
+            elif kind.startswith("str"):
+                value = raw
             else:
                 value = float(raw)
         except ValueError as e:
@@ -135,13 +148,15 @@ def policy_options(policy: str, pairs: list[str]) -> dict[str, object]:
             if out.get(name) is False:
                 raise ValueError(f"options {prefix}*: {name} is turned off by {name}=false")
             out[name] = sections[prefix](**values[prefix])
+    if values.get("tuner."):
+        out["tuner"] = TunerConfig(**values["tuner."])  # type: ignore[arg-type]
     return out
 
 
 def _config_fields(cls: type) -> dict[str, object]:
     import dataclasses
 
-    return {f.name: f for f in dataclasses.fields(cls)}
+    return {f.name: f for f in dataclasses.fields(cls) if f.init}
 
 
 def _parse_bool(key: str, raw: str) -> bool:

@@ -144,6 +144,7 @@ class Simulator:
             self.push(submit.item(0) + sched.tick_s, TICK)
         heap = self._heap
         jobs = self.jobs
+        last = -math.inf  # time of the last event other than a tick
         nxt = self._next_arrival
         arrival_t = submit.item(nxt) if nxt < total else math.inf
         while True:
@@ -165,6 +166,8 @@ class Simulator:
             self.events += 1
             if not self.events % GC_EVENTS:
                 gc.collect(1)
+            if kind != TICK:
+                last = t
             if kind == FINISH:
                 js = jobs.live[idx]
                 if js is not None and version == js.version and js.status is Status.running:
@@ -195,9 +198,14 @@ class Simulator:
                 # With nothing else left to happen (no event, no arrival) the ticks stop too.
                 # a pass only when the hook changed something (e.g. retuned timers): ticks alone must
                 # not make decisions happen at other times than without them
-                if sched.on_tick is not None and sched.on_tick(self, t) is not False:
-                    self._dirty = True
+                changed = sched.on_tick is not None and sched.on_tick(self, t) is not False
                 self.push(t + (sched.tick_s or 0.0), TICK)
+                if changed:
+                    self._dirty = True
+                elif t > last:
+                    # nor may a tick that changed nothing run a pass still owed from earlier (e.g. after
+                    # a preemption): that pass waits for the next event, as it would without ticks
+                    continue
             if self._dirty and (heap[0][0] if heap else math.inf) > t and arrival_t > t:
                 self._dirty = False
                 self._schedule(t)

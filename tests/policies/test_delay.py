@@ -143,7 +143,7 @@ def test_a_job_that_waited_the_age_cap_reserves_gpus_and_starts(age_cap, starts_
     # 2 x 4 GPUs; an 8-GPU job and a stream of 1-GPU jobs (every 20 s, 100 s each, until t=6000).
     stream = [job(f"q{i:03d}", 20.0 * i, 1, 100.0) for i in range(300)]
     big = job("big", 1.0, 8, 500.0)
-    cfg = DelayConfig(load_aware=False, age_cap_s=age_cap)
+    cfg = DelayConfig(load_aware=False, age_cap_s=age_cap, guard="age")
     sim = run([big, *stream], cluster(2, 4, per_rack=1), cfg, annotator="none")
     b = state(sim, "big")
     if starts_by is not None:
@@ -161,7 +161,7 @@ def claim_case(guard_victims: int, min_interval: float, preemption: bool = True)
     jobs = [job("a", 0.0, 4, BIG), job("w", 0.0, 4, 100.0), job("big", 1.0, 8, 500.0),
             *[job(f"v{i}", 1.0 + i, 2, BIG) for i in range(1, 5)],
             job("t1", 1200.0, 1, 50.0), job("t2", 1300.0, 1, 50.0)]
-    cfg = DelayConfig(load_aware=False, age_cap_s=1000.0)
+    cfg = DelayConfig(load_aware=False, age_cap_s=1000.0, guard="age")
     pre = NetworkPreemptionConfig(min_interval_s=min_interval, guard_victims=guard_victims) if preemption else False
     return run(jobs, cluster(3, 4, per_rack=3), cfg, preemption=pre)
 

@@ -9,8 +9,10 @@ import pytest
 
 from schedmate.annotators import ANNOTATORS
 from schedmate.policies import build_scheduler
-from schedmate.policies.delay import DelayConfig
+from schedmate.policies.delay import DelayConfig, DelayTimers
 from schedmate.policies.tuner import DelayTuner, TunerConfig, evaluate, snapshot
+from schedmate.policies.tuner.config import GUARD
+from schedmate.policies.tuner.forward import default_knobs
 from schedmate.records import ClusterSpec, Job, NetworkSpec
 from schedmate.sim.engine import ReplayConfig, Simulator
 from schedmate.workloads import CATALOGUE
@@ -44,7 +46,7 @@ def simulator(policy: str, annotator: str, seed: int = 0, tuner: TunerConfig | N
 
 
 @pytest.mark.parametrize("search", ["local", "grid"])
-@pytest.mark.parametrize("objective", ["avg_jct", "makespan"])
+@pytest.mark.parametrize("objective", ["avg_jct", "makespan", "p99_jct", "0.5*avg_jct+0.5*p99_jct"])
 @pytest.mark.parametrize("annotator", ["oracle", "none"])
 @pytest.mark.parametrize("at", [4 * 3600.0, 6 * 3600.0])
 def test_the_tuners_choice_is_never_worse_on_its_own_objective_than_the_fixed_default_on_its_window(
@@ -60,14 +62,12 @@ def test_the_tuners_choice_is_never_worse_on_its_own_objective_than_the_fixed_de
     timers = sim.scheduler.placement.timers
     assert timers.per_class == chosen
     snap = snapshot(sim, sim.now, timers, cfg)
-    default = timers.copy()
-    default.per_class = {}
-    default_obj, _ = evaluate(sim, snap, default, cfg)
+    default_obj, _ = evaluate(sim, snap, default_knobs(timers), cfg)
     chosen_obj, _ = evaluate(sim, snap, timers, cfg)
     assert chosen_obj <= default_obj
     assert tuner.last["objective"] == chosen_obj and tuner.last["default_objective"] == default_obj
     logged = [e for e in sim.log if e.get("event") == "delay_tuner" and e["time"] == sim.now]
-    assert {e["class"] for e in logged} == set(chosen)
+    assert {e["class"] for e in logged} - {GUARD} == set(chosen)
 
 
 def test_the_tuner_logs_its_choices_over_time_during_a_replay():
@@ -75,7 +75,8 @@ def test_the_tuner_logs_its_choices_over_time_during_a_replay():
     sim = simulator("delay-tuned", "oracle", tuner=cfg, gap_s=300.0).run()
     logged = [e for e in sim.log if e.get("event") == "delay_tuner"]
     assert logged
-    assert all({"time", "class", "W_node", "W_rack", "objective"} <= set(e) for e in logged)
+    assert all({"time", "class", "objective"} <= set(e) for e in logged)
+    assert all({"W_node", "W_rack"} <= set(e) if e["class"] != GUARD else "guard_factor" in e for e in logged)
     assert all(e["objective"] <= e["default_objective"] for e in logged)
     assert sorted(e["time"] for e in logged) == [e["time"] for e in logged]
 
@@ -107,15 +108,15 @@ def test_changing_the_factors_of_a_class_whose_timers_the_forward_run_never_read
     snap = snapshot(sim, sim.now, tuner.timers, cfg)
     base = tuner.timers.copy()
     base.per_class = {}
-    from schedmate.policies.tuner import _Forward
+    from schedmate.policies.tuner.forward import _Forward
 
-    obj, _, read = _Forward(sim, snap, cfg).run(base)
+    metrics, _, read = _Forward(sim, snap, cfg).run(base)
     unread = [c for c in ("unknown", "mid", "high") if c not in read]
     assert unread and read, "the window must read some classes' timers and not others'"
     for c in unread:
         other = base.copy()
         other.per_class[c] = (0.0, 0.0)
-        assert evaluate(sim, snap, other, cfg)[0] == obj
+        assert evaluate(sim, snap, other, cfg)[0] == metrics[cfg.objective]
 
 
 def test_the_local_search_needs_fewer_forward_runs_than_the_grid_and_both_beat_or_match_the_default():
@@ -182,7 +183,8 @@ def test_forward_runs_stay_within_the_event_budget_up_to_one_run_and_a_zero_budg
 def test_without_known_sensitivities_the_tuner_keeps_the_fixed_timers_unless_told_to_tune_them():
     # annotator `none`: every job is class `unknown`; its forward runs would only simulate a guess.
     for tune_unknown, expect_tunes in ((False, False), (True, True)):
-        cfg = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=None, tune_unknown=tune_unknown)
+        cfg = TunerConfig(period_s=1800.0, horizon_s=4 * 3600.0, event_budget=None, tune_unknown=tune_unknown,
+                          tune_guard=False)
         sim = simulator("delay-tuned", "none", tuner=cfg, gap_s=300.0).run()
         tuner = sim.scheduler.on_tick
         assert (tuner.forward_runs > 0) is expect_tunes
@@ -201,3 +203,59 @@ def test_a_tuner_that_changes_nothing_leaves_the_replay_exactly_as_the_fixed_tim
     assert [(js.first_start, js.end_time, js.placement) for js in idle.jobs] == \
         [(js.first_start, js.end_time, js.placement) for js in fixed.jobs]
     assert idle.passes == fixed.passes
+
+
+@pytest.mark.parametrize("text, terms", [
+    ("avg_jct", ((1.0, "avg_jct"),)),
+    ("p99_jct", ((1.0, "p99_jct"),)),
+    ("0.7*avg_jct + 0.3*p99_jct", ((0.7, "avg_jct"), (0.3, "p99_jct"))),
+    ("2*makespan+avg_jct", ((2.0, "makespan"), (1.0, "avg_jct"))),
+])
+def test_the_objective_is_one_metric_or_a_weighted_mix(text, terms):
+    assert TunerConfig(objective=text).terms == terms
+
+
+@pytest.mark.parametrize("text, named", [("mean", "'mean'"), ("x*avg_jct", "'x'"), ("0*p99_jct", "> 0"),
+                                         ("avg_jct+avg_jct", "twice")])
+def test_a_bad_objective_is_refused_naming_what_is_wrong(text, named):
+    with pytest.raises(ValueError, match=named):
+        TunerConfig(objective=text)
+
+
+def test_a_mixed_objective_weighs_each_metrics_change_against_the_defaults():
+    from schedmate.policies.tuner.config import objective_value
+
+    terms = TunerConfig(objective="0.5*avg_jct+0.5*p99_jct").terms
+    default = {"avg_jct": 100.0, "p99_jct": 1000.0, "makespan": 5000.0}
+    assert objective_value(terms, default, default) == pytest.approx(1.0)
+    # -10 % mean for +5 % tail is a gain, -10 % mean for +20 % tail a loss, whatever the units
+    assert objective_value(terms, {**default, "avg_jct": 90.0, "p99_jct": 1050.0}, default) < 1.0
+    assert objective_value(terms, {**default, "avg_jct": 90.0, "p99_jct": 1200.0}, default) > 1.0
+
+
+def test_the_guards_factor_is_a_knob_when_jobs_wait_and_its_choice_is_logged():
+    sim, tuner = paused(event_budget=None, objective="p99_jct", search="grid", tune_guard=True)
+    snap = snapshot(sim, sim.now, tuner.timers, tuner.config)
+    assert snap.classes[-1] == GUARD
+    tuner.tune(sim, sim.now, snap)
+    logged = [e for e in sim.log if e.get("event") == "delay_tuner" and e["class"] == GUARD]
+    assert logged and logged[-1]["guard_factor"] == pytest.approx(
+        tuner.timers.config.guard_factor * tuner.choice[GUARD])
+    assert tuner.last["objective"] <= tuner.last["default_objective"]
+    # with the age rule there is no factor to tune
+    aged = DelayTuner(DelayTimers(DelayConfig(guard="age")), tuner.config)
+    assert GUARD not in snapshot(sim, sim.now, aged.timers, tuner.config).classes
+
+
+def test_the_tuners_options_reach_its_config_from_the_command_line():
+    from schedmate.policies import policy_options
+
+    got = policy_options("delay-tuned", ["tuner.objective=0.5*avg_jct+0.5*p99_jct", "tuner.event_budget=none",
+                                         "tuner.tune_guard=false", "guard_factor=10"])
+    assert got["tuner"].terms == ((0.5, "avg_jct"), (0.5, "p99_jct"))
+    assert got["tuner"].event_budget is None and got["tuner"].tune_guard is False
+    assert got["config"].guard_factor == 10.0
+    with pytest.raises(ValueError, match="tuner.objective"):
+        policy_options("delay", ["tuner.objective=p99_jct"])  # the fixed policy has no tuner
+    with pytest.raises(ValueError, match="cannot be given"):
+        policy_options("delay-tuned", ["tuner.multipliers=1"])
