@@ -55,3 +55,11 @@ def test_python_m_package_module_runs_from_a_repository_that_is_itself_the_packa
     f = analyze_code(tmp_path, "python -m albert.run_classifier --train_batch_size=128 --train_step=10000",
                      use_llm=False).facts
     assert f["num_gpus"].value == 1 and f["global_batch_size"].value == 128 and f["micro_batch_size"].value == 128
+
+
+def test_a_keras_style_fit_call_gives_the_batch_and_the_epochs(tmp_path):
+    (tmp_path / "run.py").write_text(
+        "import torch\nmodel = DeepFM(features, device='cuda:0')\n"
+        "model.fit(x, y, batch_size=32, epochs=10, verbose=2, validation_split=0.2)\n")
+    f = analyze_code(tmp_path, "python run.py", use_llm=False).facts
+    assert f["micro_batch_size"].value == 32 and f["epochs"].value == 10 and f["num_gpus"].value == 1
