@@ -145,3 +145,15 @@ def test_a_maskformer_config_names_its_model_by_decoder_and_backbone_not_by_the_
     wd = detectron2_job(tmp_path, base, '_BASE_: "Base-RCNN-FPN.yaml"\n')
     f = analyze_code(wd, "python tools/train_net.py --config-file configs/run.yaml --num-gpus 8", use_llm=False).facts
     assert f["model_name"].value == "mask2former-swin-l" and f["params"].value == 216e6
+
+
+def test_an_openmmlab_repeat_dataset_makes_each_trainer_epoch_that_many_passes(tmp_path):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "train.py").write_text(
+        "from mmengine.runner import Runner\nrunner = Runner.from_cfg(cfg)\nrunner.train()\n")
+    (tmp_path / "configs" / "run.py").write_text(
+        "train_dataloader = dict(batch_size=6, dataset=dict(type='RepeatDataset', times=2, dataset=dict(type='K')))\n"
+        "train_cfg = dict(by_epoch=True, max_epochs=80)\n")
+    f = analyze_code(tmp_path, "python tools/train.py configs/run.py", use_llm=False).facts
+    assert f["epochs"].value == 160 and f["micro_batch_size"].value == 6

@@ -279,8 +279,21 @@ class BatchMixin:
             e = epochs[0]
             if isinstance(e, float) and e.is_integer():
                 e = int(e)
+            repeat = self._repeated_dataset()
+            if repeat is not None and isinstance(e, int):  # OpenMMLab RepeatDataset: each epoch is N passes
+                e, epochs = e * repeat[0], (e * repeat[0], [*epochs[1], *repeat[1]])
             if isinstance(e, int) and e > 0:
                 r.put("epochs", e, epochs[1])
+
+    def _repeated_dataset(self) -> tuple[int, list[str]] | None:
+        """`times` of an OpenMMLab `RepeatDataset` wrapping the training set (2.x `train_dataloader.dataset`,
+        1.x `data.train`): one trainer epoch is that many passes over the data."""
+        for prefix in ("train_dataloader.dataset", "data.train"):
+            kind, times = self._dotted(f"{prefix}.type"), self._dotted(f"{prefix}.times")
+            if kind is not None and kind.value == "RepeatDataset" and times is not None \
+                    and to_int(times.value) and to_int(times.value) > 1:
+                return to_int(times.value), times.where  # type: ignore[return-value]
+        return None
 
     def _precision(self) -> None:
         r, P = self.r, self.r.params
