@@ -140,3 +140,21 @@ def test_a_config_object_the_code_overwrites_at_run_time_is_not_read_from_the_fi
     f = analyze_code(tmp_path, "python train.py --config config.json", use_llm=False).facts
     assert f.get("num_gpus") is None  # device_count() at run time, not the file's 0
     assert f["global_batch_size"].value == 16 and f.get("micro_batch_size") is None  # split over the GPUs
+
+
+def test_a_launcher_function_that_starts_processes_in_a_loop_or_over_a_config_value_is_counted(tmp_path):
+    files = {
+        "tools/run_net.py": "from core import dist\nfrom core.config import cfg\n\n"
+                            "dist.multi_proc_run(num_proc=cfg.NUM_GPUS, fun=train)\nlaunch_job(cfg, train)\n",
+        "core/__init__.py": "",
+        "core/dist.py": "import torch.multiprocessing as mp\n\n\ndef multi_proc_run(num_proc, fun):\n"
+                        "    for i in range(num_proc):\n        p = mp.Process(target=run, args=(i, fun))\n"
+                        "        p.start()\n",
+        "core/config.py": "from yacs.config import CfgNode as CN\n_C = CN()\ncfg = _C\n_C.NUM_GPUS = 1\n",
+        "run.yaml": "NUM_GPUS: 8\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    f = analyze_code(tmp_path, "python tools/run_net.py --cfg run.yaml", use_llm=False).facts
+    assert f["num_gpus"].value == 8

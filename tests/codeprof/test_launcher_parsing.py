@@ -165,3 +165,14 @@ def test_python_dash_c_is_refused_with_a_clear_message(tmp_path):
 def test_a_missing_wrapper_script_names_the_file(tmp_path):
     with pytest.raises(LaunchError, match="nope.sh"):
         parse_launch("bash nope.sh", Workdir(make_job(tmp_path, FILES)))
+
+
+def test_paddles_launcher_starts_one_process_per_listed_gpu(tmp_path):
+    from schedmate.codeprof.launch import parse_launch
+    from schedmate.codeprof.reader import Workdir
+
+    (tmp_path / "train.py").write_text("import paddle\n")
+    L = parse_launch("python -m paddle.distributed.launch --gpus=0,1,2,3 train.py -c cfg.yaml", Workdir(tmp_path))
+    assert L.get("procs_per_node") == 4 and L.script == "train.py" and L.args == ["-c", "cfg.yaml"]
+    L = parse_launch("python -m paddle.distributed.launch train.py", Workdir(tmp_path))
+    assert L.get("procs_per_node") is None and "procs_per_node" in L.unknown

@@ -59,3 +59,13 @@ def test_a_dataparallel_over_the_configs_gpu_list_runs_on_that_many_and_yacs_ove
     f = analyze_code(tmp_path, "python train.py --cfg cfg.yaml GPUS '(0,1)' TRAIN.BATCH_SIZE_PER_GPU 64",
                      use_llm=False).facts
     assert f["num_gpus"].value == 2 and f["global_batch_size"].value == 128 and f["micro_batch_size"].value == 64
+
+
+def test_lightning_trainer_settings_from_the_command_line_and_its_default_length(tmp_path):
+    (tmp_path / "main.py").write_text(
+        "import argparse\nimport pytorch_lightning as pl\nfrom pytorch_lightning import Trainer\n"
+        "p = argparse.ArgumentParser()\np = Trainer.add_argparse_args(p)\np.add_argument('--gpus', type=str)\n"
+        "opt = p.parse_args()\ntrainer = Trainer.from_argparse_args(opt)\ntrainer.fit(model, data)\n")
+    f = analyze_code(tmp_path, "python main.py --gpus 0,1", use_llm=False).facts
+    assert f["num_gpus"].value == 2
+    assert f["epochs"].value == 1000  # neither max_epochs nor max_steps: Lightning's default

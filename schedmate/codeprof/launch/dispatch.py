@@ -15,7 +15,7 @@ from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.shell import Exec, interpret_command, readable
 
 _DISTRIBUTED = {"torchrun", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec", "horovodrun", "colossalai",
-                "composer"}
+                "composer", "paddle.distributed.launch"}
 _TRAIN = re.compile(r"train|pretrain|finetune|fine_tune|sft|dpo|ppo|grpo|rlhf|run_clm|run_mlm|run_glue|run_qa"
                     r"|run_summ|run_transl|run_speech|run_image|learn|fit", re.IGNORECASE)
 _NOT_TRAIN = re.compile(r"eval|test|infer|predict|preprocess|prepare|convert|download|export|merge|generat"
@@ -49,7 +49,7 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
                 return "-c", False
             if "-m" in opts:
                 mod = rest[rest.index("-m") + 1] if rest.index("-m") + 1 < len(rest) else ""
-                if mod.startswith("torch.distributed") or mod.startswith(("accelerate", "deepspeed")):
+                if mod.startswith(("torch.distributed", "accelerate", "deepspeed", "paddle.distributed")):
                     continue
                 return mod, not _NOT_LAUNCH_MODULES.match(mod)
         if name in CONVENTIONS:

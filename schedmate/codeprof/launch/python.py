@@ -42,6 +42,11 @@ def python(ctx: Ctx, toks: list[str]) -> bool:
             return accelerate(ctx, ["accelerate", "launch", *toks[i:]])
         if module in {"deepspeed.launcher.runner"}:
             return ctx.dispatch(["deepspeed", *toks[i:]])
+        if module in {"paddle.distributed.launch", "paddle.distributed.fleet.launch"}:
+            from schedmate.codeprof.launch.paddle import paddle_launch
+
+            ctx.launch.chain.append(f"python -m {module}")
+            return paddle_launch(ctx, toks, i)
         ctx.launch.chain.append("python")
         return entry(ctx, None, toks[i:], module=module)
     if i >= len(toks):

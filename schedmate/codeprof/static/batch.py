@@ -261,6 +261,9 @@ class BatchMixin:
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)
             steps = (int(float(unit.group(1))), duration[1])  # type: ignore[index]
         epochs = self.lightning.get("max_epochs") or self._first(EPOCHS) or self._fuzzy("epochs")
+        if epochs is None and steps is None and r.val("framework") == "lightning" and self.lightning:
+            # Lightning's Trainer runs 1000 epochs when given neither max_epochs nor max_steps
+            epochs = (1000, [self.lightning[next(iter(self.lightning))][1][0], "lightning Trainer default"])
         per_epoch = self._first(STEPS_PER_EPOCH)
         if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
                 and (to_int(epochs[0]) or 0) > 0:

@@ -60,6 +60,9 @@ class ModelMixin:
                 hit("lightning", f"{rel}:{c['line']}")
             elif hf_mod:
                 hit("hf-trainer", f"{rel}:{c['line']}")
+        if pl_mod:  # Trainer.from_argparse_args(...), LightningCLI(...)
+            for rel, c in self._find_calls("from_argparse_args", "LightningCLI"):
+                hit("lightning", f"{rel}:{c['line']}")
         for rel, c in self._find_calls("Accelerator"):
             hit("accelerate", f"{rel}:{c['line']}")
         for rel in self._imports_any("jax", "flax"):

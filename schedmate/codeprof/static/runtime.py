@@ -97,6 +97,19 @@ class RuntimeMixin:
                     got = P.get_path(f"{prefix}.{k}")
                     if got is not None and f"{prefix}.{k}" == got.key and k not in self.lightning:
                         self.lightning[k] = (got.value, got.where)
+        # Trainer arguments from the command line or a config (`Trainer.from_argparse_args`, LightningCLI's
+        # `trainer:` section, `--gpus 0,1`)
+        if self._imports_any("lightning", "pytorch_lightning") and (
+                self._find_calls("from_argparse_args", "add_argparse_args", "LightningCLI")
+                or any(k.startswith("trainer.") for k, _ in P.items())):
+            for k in LIGHTNING_KW:
+                got = P.get_path(f"trainer.{k}") or (P.get(k) if k in {"gpus", "devices", "max_epochs",
+                                                                       "max_steps", "num_nodes"} else None)
+                if got is not None and k not in self.lightning and got.layer >= CODE_DEFAULT:
+                    v = got.value
+                    if k in {"gpus", "devices"} and isinstance(v, str) and re.fullmatch(r"\d+(,\s*\d+)*,?", v):
+                        v = [x for x in v.split(",") if x.strip()] if "," in v else int(v)  # `--gpus 0,1`
+                    self.lightning[k] = (v, got.where)
         for rel, c in self._find_calls("Accelerator"):
             for k, src in c["kwargs"].items():
                 ok, v, ev = R.eval(src)
@@ -386,17 +399,41 @@ class RuntimeMixin:
             for frel2, inner in self.calls:
                 if frel2 != frel or not fdef["line"] <= inner["line"] <= fdef["end"]:
                     continue
-                if inner["func"].rsplit(".", 1)[-1] not in {"spawn", "start_processes"}:
+                tail = inner["func"].rsplit(".", 1)[-1]
+                if tail == "Process" and (n := self._process_loop(frel, fdef, c, params)) is not None:
+                    return n, None  # `for i in range(num_proc): mp.Process(...).start()`
+                if tail not in {"spawn", "start_processes"}:
                     continue
                 src = inner["kwargs"].get("nprocs") or (inner["args"][2] if len(inner["args"]) > 2 else None)
-                if src not in params:
-                    continue
                 where = [f"{rel}:{c['line']}", f"{frel}:{inner['line']}"]
+                if src is not None and src not in params:
+                    # `nprocs=cfg.NUM_GPUS` with `cfg` the config the job passes: the config's value
+                    ok, v, ev = self._resolver.eval(src)
+                    if ok and isinstance(v, int) and v > 0:
+                        return Setting(v, [*where, *ev]), None
+                    continue
+                if src is None:
+                    continue
                 per_node = self._bound_count(c, params, src, where)
                 if per_node is None:
                     continue
                 node_param = next((p for p in params if p in {"num_machines", "num_nodes", "nnodes"}), None)
                 return per_node, (self._bound_count(c, params, node_param, where) if node_param else None)
+        return None
+
+    def _process_loop(self, rel: str, fdef: dict[str, Any], call: dict[str, Any], params: list[str]
+                      ) -> Setting | None:
+        """Processes a function starts in a loop over `range(<its parameter>)` (or a config value)."""
+        lines = (self.wd.read_text(rel) or "").splitlines()[fdef["line"] - 1:fdef["end"]]
+        for text in lines:
+            m = re.search(r"\bfor\s+\w+\s+in\s+range\(\s*([\w.]+)\s*\)", text)
+            if not m:
+                continue
+            where = [f"{self.r.entry}:{call['line']}", f"{rel}:{fdef['line']}"]
+            if m.group(1) in params:
+                return self._bound_count(call, params, m.group(1), where)
+            ok, v, ev = self._resolver.eval(m.group(1))
+            return Setting(v, [*where, *ev]) if ok and isinstance(v, int) and v > 0 else None
         return None
 
     def _bound_count(self, call: dict[str, Any], params: list[str], name: str, where: list[str]) -> Setting | None:
