@@ -49,7 +49,13 @@ def parse_config(path: str, text: str) -> dict[str, Any]:
     low = path.lower()
     try:
         if low.endswith((".yaml", ".yml")):
-            data = yaml.load(text, Loader=_TolerantLoader)  # noqa: S506 - a SafeLoader subclass
+            try:
+                data = yaml.load(text, Loader=_TolerantLoader)  # noqa: S506 - a SafeLoader subclass
+            except yaml.YAMLError:
+                repaired = _missing_commas(text)  # a JSON-style YAML with a forgotten comma (GPT-NeoX configs)
+                if repaired == text:
+                    raise
+                data = yaml.load(repaired, Loader=_TolerantLoader)  # noqa: S506 - a SafeLoader subclass
         elif low.endswith(".json"):
             data = json.loads(text)
         elif low.endswith(".toml"):
@@ -65,6 +71,24 @@ def parse_config(path: str, text: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: top level is {type(data).__name__}, expected a mapping")
     return data
+
+
+_ENDS_VALUE = re.compile(r"""(["'\]}\d]|true|false|null)\s*(#.*)?$""")
+_STARTS_KEY = re.compile(r"""^\s*["'][^"']+["']\s*:""")
+
+
+def _missing_commas(text: str) -> str:
+    """A flow-style (JSON-like) YAML mapping with a comma missing at a line end before the next `"key":`
+    (the same text with those commas; the file itself is never changed)."""
+    if not text.lstrip().startswith("{"):
+        return text
+    lines = text.splitlines()
+    nxt = [i for i, ln in enumerate(lines) if ln.strip() and not ln.strip().startswith("#")]
+    for a, b in zip(nxt, nxt[1:], strict=False):
+        code = lines[a].split(" #", 1)[0].rstrip()
+        if _STARTS_KEY.match(lines[b]) and _ENDS_VALUE.search(code) and not code.endswith((",", "{", "[")):
+            lines[a] = code + "," + lines[a][len(code):]
+    return "\n".join(lines)
 
 
 def python_literals(text: str) -> dict[str, Any]:

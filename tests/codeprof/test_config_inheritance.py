@@ -172,3 +172,14 @@ def test_an_ml_collections_config_folds_conditionals_lookups_and_earlier_fields_
     assert tree.data["model"]["hidden_size"] == 768 and tree.data["batch_size"] == 4096
     assert tree.data["steps"] == 90 * 312
     assert "seed" not in tree.data  # a call the reader does not know is left out, never run
+
+
+def test_a_gpt_neox_config_is_a_model_config_beside_its_deepspeed_keys_even_with_a_forgotten_comma(tmp_path):
+    (tmp_path / "cfg.yml").write_text(
+        '{\n  # parallelism\n  "model-parallel-size": 1,\n  "num-layers": 12,\n  "hidden-size": 768,\n'
+        '  "num-attention-heads": 12,\n  "seq-length": 2048,\n  "no-weight-tying": true,\n'
+        '  "attention-config": [[["flash"], 12]]\n\n  "train_micro_batch_size_per_gpu": 32,\n'
+        '  "zero_optimization": {"stage": 1},\n  "train-iters": 143000\n}\n')
+    f = analyze_code(tmp_path, "python deepy.py train.py cfg.yml", use_llm=False).facts
+    assert f["micro_batch_size"].value == 32 and f["train_steps"].value == 143000
+    assert f["params"].value == 12 * 12 * 768 ** 2 + 2 * 50257 * 768  # untied GPT-2 vocabulary, rotary positions

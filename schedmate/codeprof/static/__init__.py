@@ -115,8 +115,11 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, ModelMixin, Batch
             if vocab:
                 r.dims["vocab"] = (vocab, list(tok[1]))  # type: ignore[index]
         tie = self._first(("tie_word_embeddings", "tie_embeddings", "share_embeddings"), min_layer=CODE_DEFAULT)
+        untie = self._first(("no_weight_tying", "untie_embeddings_and_output_weights"), min_layer=CODE_DEFAULT)
         if tie is not None and tie[0] is False:
             r.dims["untied"] = (1, list(tie[1]))
+        elif untie is not None and untie[0] is True:
+            r.dims["untied"] = (1, list(untie[1]))
         knob = any(_ACCUM_NAME.search(k) for k, _ in r.params.items())
         for s in r.py.values():
             knob = knob or any(

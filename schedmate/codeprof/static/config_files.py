@@ -17,6 +17,11 @@ from schedmate.codeprof.params import (
 )
 
 
+# keys that make a config with DeepSpeed's keys also a model/run config (GPT-NeoX YAMLs)
+_MODEL_KEYS = {"num_layers", "hidden_size", "train_iters", "seq_length", "num_attention_heads"}
+_DEEPSPEED_BATCH_KEYS = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"}
+
+
 class ConfigFilesMixin:
     """Config files of the job (see the module docstring)."""
 
@@ -144,7 +149,10 @@ class ConfigFilesMixin:
                 self.r.configs.append(f)
         if "zero_optimization" in cfg or "train_micro_batch_size_per_gpu" in cfg:
             self._ds_cfg = (rel, cfg, text)
-            return cfg
+            if not any(norm(k) in _MODEL_KEYS for k in cfg):
+                return cfg  # a DeepSpeed config: read through `_ds_value`
+            # a GPT-NeoX config: DeepSpeed's keys (read through `_ds_value`) beside the model and run settings
+            cfg = {k: v for k, v in cfg.items() if norm(k) not in _DEEPSPEED_BATCH_KEYS}
         flat = flatten(cfg)
         wheres = tree.where
         leaf_vals: dict[str, set[str]] = {}

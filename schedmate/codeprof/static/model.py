@@ -298,6 +298,14 @@ class ModelMixin:
             fam = self._family_from_code()
             if fam:
                 r.put("model_family", fam[0], fam[1])
+        if r.val("model_family") is None:
+            # a transformer language model's config (GPT-NeoX/Megatron style): layers, width, heads and a
+            # sequence length, nothing of images
+            lm = [P.get(k) for k in ("num_attention_heads", "seq_length", "max_position_embeddings")]
+            if all(P.get(k) is not None for k in ("num_layers", "hidden_size")) and lm[0] is not None \
+                    and (lm[1] or lm[2]) and P.get("patch_size", "image_size", "img_size") is None \
+                    and lm[0].layer >= CONFIG:
+                r.put("model_family", "gpt", lm[0].where, note="transformer language-model config keys")
 
     _MODEL_TYPES = {"visiontransformer": "vit", "vit": "vit", "swintransformer": "swin", "convnext": "convnext",
                     "resnet": "resnet", "resnetv1c": "resnet", "resnetv1d": "resnet", "resnext": "resnext",
