@@ -174,6 +174,8 @@ def command_text(raw: str) -> str:
     """A documented command from its lines: prompts dropped, continuation lines joined."""
     out: list[str] = []
     for line in raw.splitlines():
+        if line.strip().startswith("```"):
+            continue  # a Markdown fence around the command is not part of it
         line = _PROMPT.sub("", line, count=1) if not out or not out[-1].endswith("\\") else line
         out.append(line.rstrip())
     return re.sub(r"\\\n\s*", " ", "\n".join(out)).strip()

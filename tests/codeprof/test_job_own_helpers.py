@@ -158,3 +158,26 @@ def test_a_launcher_function_that_starts_processes_in_a_loop_or_over_a_config_va
         (tmp_path / rel).write_text(text)
     f = analyze_code(tmp_path, "python tools/run_net.py --cfg run.yaml", use_llm=False).facts
     assert f["num_gpus"].value == 8
+
+
+def test_an_unambiguous_prefix_of_a_long_option_is_that_option_as_argparse_reads_it(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--batch-size', type=int, default=4)\n"
+        "p.add_argument('--epochs', type=int, default=300)\np.add_argument('--epoch-start', type=int, default=0)\n"
+        "args = p.parse_args()\nmodel.cuda()\n")
+    f = analyze_code(tmp_path, "python train.py --batch 32 --epochs 10", use_llm=False).facts
+    assert f["micro_batch_size"].value == 32 and f["epochs"].value == 10
+    f = analyze_code(tmp_path, "python train.py --epoch 5", use_llm=False).facts  # --epochs or --epoch-start?
+    assert f["epochs"].value == 300
+
+
+def test_a_json_file_of_training_arguments_named_on_the_command_line_is_read(tmp_path):
+    (tmp_path / "args").mkdir()
+    (tmp_path / "args" / "sft.json").write_text('{"per_device_train_batch_size": 1, "gradient_accumulation_steps": 16,'
+                                                ' "num_train_epochs": 1}\n')
+    (tmp_path / "train.py").write_text(
+        "import argparse\nfrom transformers import TrainingArguments, HfArgumentParser, Trainer\n"
+        "p = argparse.ArgumentParser()\np.add_argument('--train_args_file')\n"
+        "hf = HfArgumentParser((TrainingArguments,))\ntrainer = Trainer(model=model, args=args)\n")
+    f = analyze_code(tmp_path, "python train.py --train_args_file args/sft.json", use_llm=False).facts
+    assert f["micro_batch_size"].value == 1 and f["epochs"].value == 1 and f["grad_accum_steps"].value == 16

@@ -53,7 +53,8 @@ class ConfigFilesMixin:
         for key, pv in P.items():
             leaf = key.rsplit(".", 1)[-1]
             if re.search(
-                r"(^|_)(config|cfg|conf|exp)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$", leaf
+                r"(^|_)(config|cfg|conf|exp)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$"
+                r"|(^|_)args?_(file|path|json)$", leaf
             ) and not re.search(r"deepspeed|ds_config", leaf):
                 add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
         for p in self._positional:

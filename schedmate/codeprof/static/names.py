@@ -8,6 +8,8 @@ from typing import Any
 MICRO = (
     "train_dataloader.batch_size",  # OpenMMLab 2.x (mmengine): the per-GPU batch of the training loader
     "data.samples_per_gpu",  # OpenMMLab 1.x (mmcv)
+    "data.videos_per_gpu",
+    "data.imgs_per_gpu",
     "train_batch_size_per_gpu",
     "data.train.batchsize_per_replica",  # vissl
     "micro_batch_size",

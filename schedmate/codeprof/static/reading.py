@@ -279,6 +279,11 @@ class ReadingMixin:
                 continue
             if t.startswith("-") and len(t) > 1 and not re.fullmatch(r"-\d+(\.\d*)?", t):
                 name, eq, val = t.partition("=")
+                if name not in flags and name.startswith("--"):
+                    # argparse takes an unambiguous prefix of a long option (`--batch` for `--batch-size`)
+                    longer = {f for f in flags if f.startswith(name)}
+                    if len({flags[f] for f in longer}) == 1:
+                        name = min(longer)
                 dest, action = flags.get(name, (norm(name), None))
                 if not eq and i + 1 < len(args) and YACS_KEY.fullmatch(args[i + 1]):
                     i += 1  # `--opts KEY VALUE ...`: the pairs follow
