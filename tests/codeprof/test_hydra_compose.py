@@ -65,3 +65,12 @@ def test_a_hydra_job_is_read_as_hydra_composes_it(tmp_path):
         "def main(cfg):\n    trainer = hydra.utils.instantiate(cfg.trainer)\n")
     f = analyze_code(wd, "python run.py experiment=owt/small trainer.devices=8", use_llm=False).facts
     assert f["train_steps"].value == 400000 and f["global_batch_size"].value == 512
+
+
+def test_hydras_own_config_path_and_name_options_choose_the_config(tmp_path):
+    wd = files(tmp_path)
+    (wd / "yamls").mkdir()
+    (wd / "yamls" / "big.yaml").write_text("trainer:\n  max_steps: 550000\n  device_train_microbatch_size: 16\n")
+    (wd / "run.py").write_text("import hydra\n\n\n@hydra.main(version_base=None)\ndef main(cfg):\n    train(cfg)\n")
+    f = analyze_code(wd, "composer run.py --config-path yamls --config-name big.yaml", use_llm=False).facts
+    assert f["train_steps"].value == 550000 and f["micro_batch_size"].value == 16

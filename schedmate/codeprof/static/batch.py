@@ -177,6 +177,22 @@ class BatchMixin:
                          if self._world and to_int(micro[0]) % self._world == 0 else None)
         return micro
 
+    def _split_setting(self) -> tuple[Any, list[str]] | None:
+        """The configured batch the code splits over the processes (`cfg.dataset.train_batch_size //
+        dist.get_world_size()`): that setting is the global batch."""
+        for rel, s in self.r.py.items():
+            for a in s["assigns"]:
+                m = _SPLIT_OVER_PROCESSES.search(a["expr"])
+                if not m or not re.search(r"batch", a["target"], re.IGNORECASE):
+                    continue
+                name = re.search(r"([\w.]*batch_?size\w*)\)?\s*//?", a["expr"], re.IGNORECASE)
+                if name is None:
+                    continue
+                ok, v, ev = self._resolver.eval(name.group(1))
+                if ok and to_int(v) and to_int(v) > 0:
+                    return to_int(v), [*ev, f"{rel}:{a['line']}"]
+        return None
+
     def _batch_and_length(self) -> None:
         r = self.r
         R = self._resolver
@@ -214,7 +230,7 @@ class BatchMixin:
             accum = self._first(ACCUM)
         if accum is not None and to_int(accum[0]) is not None:
             r.put("grad_accum_steps", to_int(accum[0]), accum[1])
-        gb = self._ds_value("train_batch_size") or self._first(GLOBAL)
+        gb = self._ds_value("train_batch_size") or self._first(GLOBAL) or self._split_setting()
         if gb is not None:
             r.put("global_batch_size", to_int(gb[0]), gb[1])
         # sequence length ---------------------------------------------------------------------

@@ -57,6 +57,9 @@ class ConfigFilesMixin:
                 r"|(^|_)args?_(file|path|json)$", leaf
             ) and not re.search(r"deepspeed|ds_config", leaf):
                 add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
+            elif pv.layer >= COMMAND_LINE and isinstance(pv.value, str) and pv.value.lower().endswith((".yaml", ".yml")) \
+                    and not re.search(r"deepspeed|ds_config|accelerate|data|dataset", leaf):
+                add(pv.value, pv.where[0], CONFIG_OVERRIDE)  # `--fname configs/x.yaml`: a YAML the job is given
         for p in self._positional:
             add(p, L.args_where[0], CONFIG_OVERRIDE)
         for rel, c in self.calls:
@@ -180,10 +183,19 @@ class ConfigFilesMixin:
         for rel, c in self.calls:
             if not c["func"].endswith("hydra.main") and c["func"] != "main":
                 continue
-            if "config_name" not in c["kwargs"]:
+            cli_cp = self.r.params.get("config_path", "cp")  # Hydra's own --config-path/--config-name win
+            cli_cn = self.r.params.get("config_name", "cn")
+            if cli_cn is not None and cli_cn.layer < COMMAND_LINE:
+                cli_cn = None
+            if "config_name" not in c["kwargs"] and cli_cn is None:
                 continue
             cp = c["kwargs"].get("config_path", "'.'").strip("'\"")
-            cn = c["kwargs"]["config_name"].strip("'\"")
+            cn = c["kwargs"].get("config_name", "''").strip("'\"")
+            if cli_cp is not None and cli_cp.layer >= COMMAND_LINE and isinstance(cli_cp.value, str):
+                cp = cli_cp.value
+                rel = self.r.entry or rel
+            if cli_cn is not None and cli_cn.layer >= COMMAND_LINE and isinstance(cli_cn.value, str):
+                cn = cli_cn.value
             root = self.wd.rel(cp, str(PurePosixPath(rel).parent)) or ""
             main = self.wd.rel(cn if cn.endswith((".yaml", ".yml")) else f"{cn}.yaml", root)
             if not main or not self.wd.exists(main):
