@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,6 +92,10 @@ class Workdir:
         parts = outside.parts[1:]
         if not parts or parts[0] in _SYSTEM_ROOTS or "site-packages" in parts or "dist-packages" in parts:
             return None
+        # `cd /fsx/alice/nanoVLM`: the author's clone itself, named like this workdir
+        if len(parts[-1]) >= 3 and parts[-1].lower() in re.split(r"[+@/]", self.root.name.lower()):
+            self.mapped.setdefault(str(outside), ".")
+            return "."
         for k in range(1, len(parts) - 1):
             cand = "/".join(parts[k:])
             q = self.root / cand

@@ -226,3 +226,14 @@ def test_an_option_after_the_script_belongs_to_the_script_not_the_interpreter(tm
     assert L.script == "train.py" and L.args == ["-c", "config.json", "-m", "3"]
     with pytest.raises(LaunchError):
         parse_launch("python -c 'print(1)'", Workdir(tmp_path))
+
+
+def test_an_unknown_command_substitution_stays_one_word_and_cd_into_the_authors_clone_is_the_workdir(tmp_path):
+    root = tmp_path / "myrepo"
+    files = {"run.sh": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=4\ncd /fsx/alice/myrepo\n"
+                       "export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)\n"
+                       "srun torchrun --nproc_per_node=$SLURM_GPUS_PER_NODE --nnodes=$SLURM_NNODES "
+                       "--rdzv_endpoint=$MASTER_ADDR:29500 train.py\n",
+             "train.py": ""}
+    L = parse_launch("sbatch run.sh", Workdir(write(root, files)))
+    assert L.script == "train.py" and L.get("num_procs") == 8

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MARK = "\x00"
+_BLANKS = re.compile(r"[\s\x00]+")
 
 
 ROOT = "/__workdir__"
@@ -23,7 +24,8 @@ _MARKED = re.compile("\x00([^\x00]*)\x00")
 
 
 def unknown(name: str) -> str:
-    return f"{MARK}{name}{MARK}"
+    # one word whatever it names (`$(scontrol show hostnames ...)`): field splitting must not cut it apart
+    return MARK + _BLANKS.sub("_", name) + MARK
 
 
 def is_unknown(text: str) -> bool:
