@@ -24,6 +24,7 @@ from schedmate.codeprof.params import (
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static.batch import BatchMixin
 from schedmate.codeprof.static.config_files import ConfigFilesMixin
+from schedmate.codeprof.static.devices import DevicesMixin
 from schedmate.codeprof.static.libraries import Library
 from schedmate.codeprof.static.model import ModelMixin
 from schedmate.codeprof.static.names import (
@@ -38,14 +39,13 @@ from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
 from schedmate.codeprof.static.runtime import RuntimeMixin
 
-
 # a gradient-accumulation setting or call (`gradient_accumulation_steps`, `accum_iter`, `update_freq`,
 # `accelerator.accumulate(model)`), not any word with "accum" in it (`coco_evaluator.accumulate()`)
 _ACCUM_NAME = re.compile(r"grad\w*accum|accum\w*(grad|step|iter|batch|freq)|update_freq|^accelerator\.accumulate$|"
                          r"\baccum_?(steps|iter)?$|accumulate_grad", re.IGNORECASE)
 
 
-class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, ModelMixin, BatchMixin, ParallelMixin):
+class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, ModelMixin, BatchMixin, ParallelMixin):
     def __init__(
         self,
         wd: Workdir,

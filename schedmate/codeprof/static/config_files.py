@@ -16,7 +16,6 @@ from schedmate.codeprof.params import (
     norm,
 )
 
-
 # keys that make a config with DeepSpeed's keys also a model/run config (GPT-NeoX YAMLs)
 _MODEL_KEYS = {"num_layers", "hidden_size", "train_iters", "seq_length", "num_attention_heads"}
 _DEEPSPEED_BATCH_KEYS = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"}

@@ -13,7 +13,6 @@ from schedmate.codeprof.static.names import (
     MODEL_NAME,
 )
 
-
 # a model a job loads beside the one it trains: for evaluation, as a reference, teacher, reward or judge
 _AUX_MODEL = re.compile(r"eval|ref_|_ref\b|reference|teacher|reward|judge|critic|tokenizer|vae|clip_|text_encoder",
                         re.IGNORECASE)

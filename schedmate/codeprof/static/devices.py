@@ -1,0 +1,223 @@
+"""Which devices a job's own code asks for: GPU use, local launchers (spawn, Process loops), visible devices, TensorFlow strategies."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from schedmate.codeprof.launch import Setting, to_int
+from schedmate.codeprof.params import CODE_DEFAULT, COMMAND_LINE
+
+
+class DevicesMixin:
+    """The job's device footprint as its Python code sets it (read by the topology pass in runtime.py)."""
+
+    def _imports_any(self, *mods: str) -> list[str]:
+        hits = []
+        for rel, s in self.r.py.items():
+            for imp in s["imports"]:
+                if imp.split(".")[0] in mods or imp in mods:
+                    hits.append(rel)
+                    break
+        return hits
+
+    def _uses_gpu(self) -> tuple[bool | None, list[str]]:
+        L = self.r.launch
+        assert L is not None
+        if L.get("cpu_only"):
+            return False, L.settings["cpu_only"].where
+        acc = self.lightning.get("accelerator")
+        if acc and str(acc[0]).lower() == "cpu":
+            return False, acc[1]
+        no_cuda = self.r.params.get("no_cuda", "use_cpu")
+        if no_cuda is not None and no_cuda.value is True and no_cuda.layer >= CODE_DEFAULT:
+            return False, no_cuda.where
+        cuda_hits: list[str] = []
+        for rel, c in self.calls:
+            blob = " ".join([c["func"], *c["args"], *c["kwargs"].values()])
+            if re.search(r"cuda|nccl|\bgpu", blob, re.IGNORECASE) and self._active(c) is not False:
+                cuda_hits.append(f"{rel}:{c['line']}")
+        for rel, s in self.r.py.items():
+            for a in s["assigns"]:
+                if re.search(r"cuda|nccl", a["expr"]):
+                    cuda_hits.append(f"{rel}:{a['line']}")
+        cvd = L.env.get("CUDA_VISIBLE_DEVICES")
+        if cvd is not None and cvd.strip() not in {"", "-1"}:
+            return True, ["env:CUDA_VISIBLE_DEVICES"]
+        if L.get("gpu_framework") and cvd is None:  # a GPU training framework's own entry point
+            return True, L.settings["gpu_framework"].where
+        gpu_lib = next((lib for lib in self._libraries if lib.gpu), None)
+        if gpu_lib is not None and cvd is None:
+            return True, [f"{gpu_lib.name} (library conventions)"]
+        if cvd is not None and not cuda_hits:  # `CUDA_VISIBLE_DEVICES= python ...`: no GPU visible on purpose
+            return False, ["env:CUDA_VISIBLE_DEVICES"]
+        dev = self.r.params.get("device")
+        if dev is not None and isinstance(dev.value, str):
+            if dev.value.startswith("cuda"):
+                return True, dev.where
+            if dev.value == "cpu" and dev.layer >= COMMAND_LINE:
+                return False, dev.where
+        if cuda_hits:
+            return True, cuda_hits[:3]
+        if self._imports_any(
+            "transformers",
+            "lightning",
+            "pytorch_lightning",
+            "accelerate",
+            "deepspeed",
+            "megatron",
+            "horovod",
+            "torchtitan",
+            "jax",
+            "flax",
+            "tensorflow",
+            "keras",
+        ):
+            return None, []
+        # no CUDA in the files read: CPU only when the code says so (a cpu device, a CPU-only launch); a
+        # job on a GPU cluster often reaches the GPU inside a package the analyzer did not read
+        cpu_hits = [f"{rel}:{c['line']}" for rel, c in self.calls
+                    if re.search(r"""device\(\s*['"]cpu['"]|^torch\.set_num_threads$""", " ".join([c["func"], *c["args"]]))
+                    and self._active(c) is not False]
+        for rel, s in self.r.py.items():
+            cpu_hits += [f"{rel}:{a['line']}" for a in s["assigns"]
+                         if re.fullmatch(r"""\s*['"]cpu['"]\s*""", a["expr"]) and "device" in a["target"]]
+        if self.r.py and cpu_hits and not L.get("distributed_launcher"):
+            return False, cpu_hits[:3]
+        return None, []
+
+    def _local_launcher(self) -> tuple[Setting, Setting | None] | None:
+        """A function of the job that starts the processes (`mp.start_processes(..., nprocs=<its parameter>)`),
+        called with the GPU count: the argument bound to that parameter at the call is the processes per
+        node, and a `num_machines`/`num_nodes` parameter the nodes."""
+        defs = {f["name"]: (rel, f) for rel, s in self.r.py.items() for f in s["functions"] if f.get("params")}
+        for rel, c in self.calls:
+            tail = c["func"].rsplit(".", 1)[-1]
+            if tail not in defs or self._active(c) is False:
+                continue
+            frel, fdef = defs[tail]
+            params = fdef["params"]
+            for frel2, inner in self.calls:
+                if frel2 != frel or not fdef["line"] <= inner["line"] <= fdef["end"]:
+                    continue
+                tail = inner["func"].rsplit(".", 1)[-1]
+                if tail == "Process" and (n := self._process_loop(frel, fdef, c, params)) is not None:
+                    return n, None  # `for i in range(num_proc): mp.Process(...).start()`
+                if tail not in {"spawn", "start_processes"}:
+                    continue
+                src = inner["kwargs"].get("nprocs") or (inner["args"][2] if len(inner["args"]) > 2 else None)
+                where = [f"{rel}:{c['line']}", f"{frel}:{inner['line']}"]
+                if src is not None and src not in params:
+                    # `nprocs=cfg.NUM_GPUS` with `cfg` the config the job passes: the config's value
+                    ok, v, ev = self._resolver.eval(src)
+                    if ok and isinstance(v, int) and v > 0:
+                        return Setting(v, [*where, *ev]), None
+                    continue
+                if src is None:
+                    continue
+                per_node = self._bound_count(c, params, src, where)
+                if per_node is None:
+                    continue
+                node_param = next((p for p in params if p in {"num_machines", "num_nodes", "nnodes"}), None)
+                return per_node, (self._bound_count(c, params, node_param, where) if node_param else None)
+        return None
+
+    def _process_loop(self, rel: str, fdef: dict[str, Any], call: dict[str, Any], params: list[str]
+                      ) -> Setting | None:
+        """Processes a function starts in a loop over `range(<its parameter>)` (or a config value)."""
+        lines = (self.wd.read_text(rel) or "").splitlines()[fdef["line"] - 1:fdef["end"]]
+        for text in lines:
+            m = re.search(r"\bfor\s+\w+\s+in\s+range\(\s*([\w.]+)\s*\)", text)
+            if not m:
+                continue
+            where = [f"{self.r.entry}:{call['line']}", f"{rel}:{fdef['line']}"]
+            if m.group(1) in params:
+                return self._bound_count(call, params, m.group(1), where)
+            ok, v, ev = self._resolver.eval(m.group(1))
+            return Setting(v, [*where, *ev]) if ok and isinstance(v, int) and v > 0 else None
+        return None
+
+    def _bound_count(self, call: dict[str, Any], params: list[str], name: str, where: list[str]) -> Setting | None:
+        """The positive integer `call` passes for parameter `name` of the function it calls."""
+        k = params.index(name)
+        arg = call["kwargs"].get(name) or (call["args"][k] if k < len(call["args"]) else None)
+        if arg is None:
+            return None
+        ok, v, ev = self._resolver.eval(arg)
+        return Setting(v, [*where, *ev]) if ok and isinstance(v, int) and v > 0 else None
+
+    def _python_relaunch(self) -> str | None:
+        """file:line where the entry script starts Python copies of the training (`subprocess.Popen(
+        [sys.executable] + args)`) over `torch.cuda.device_count()` GPUs: a launcher written in Python."""
+        entry = self.r.entry or ""
+        counts = any("device_count()" in a["expr"] for a in self.r.py.get(entry, {}).get("assigns", []))
+        for rel, c in self.calls:
+            if rel == entry and c["func"].rsplit(".", 1)[-1] in {"Popen", "call", "check_call", "run"} \
+                    and c["func"].startswith("subprocess") and "sys.executable" in " ".join(c["args"]) and counts:
+                return f"{rel}:{c['line']}"
+        return None
+
+    def _visible_devices(self) -> Setting | None:
+        """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it."""
+        cvd = (self.r.launch.env.get("CUDA_VISIBLE_DEVICES") if self.r.launch else None) or ""
+        ids = [d for d in cvd.split(",") if d.strip()]
+        return Setting(len(ids), ["env:CUDA_VISIBLE_DEVICES"]) if ids and all(d.strip().isdigit() for d in ids) \
+            else None
+
+    def _spawned(self, sp: Any, rel: str, c: dict[str, Any]) -> tuple[Setting, Setting | None] | None:
+        """(processes per node, nodes) of a library call that starts the processes itself."""
+        def arg(index: int | None, kw: str | None) -> tuple[Any, list[str]] | None:
+            src = c["kwargs"].get(kw) if kw else None
+            if src is None and index is not None and index < len(c["args"]):
+                src = c["args"][index]
+            if src is None:
+                return None
+            ok, v, ev = self._resolver.eval(src)
+            return (v, [f"{rel}:{c['line']}", *ev]) if ok and isinstance(v, int) and v > 0 else None
+
+        per_node = arg(sp.per_node_arg, sp.per_node_kw)
+        if per_node is None:
+            return None
+        nodes = arg(sp.nodes_arg, sp.nodes_kw)
+        return Setting(*per_node), (Setting(*nodes) if nodes else None)
+
+    _TF_STRATEGIES = ("MirroredStrategy", "MultiWorkerMirroredStrategy", "CentralStorageStrategy",
+                      "TPUStrategy", "ParameterServerStrategy")
+
+    def _tensorflow_devices(self) -> tuple[bool, Setting | None]:
+        """(decided, GPUs) of a one-process TensorFlow/Keras job: a mirrored strategy uses every visible GPU
+        (what the job makes visible, else open: decided, None); the job's own `num_gpus` setting says how many
+        it replicates over; with neither, TensorFlow computes on one GPU. Not decided for code that does not
+        train."""
+        strategies = [f"{rel}:{c['line']}" for t in self._TF_STRATEGIES for rel, c in self._find_calls(t)]
+        # a strategy built in a helper the job calls still shows where the job uses it
+        strategies += [f"{rel}:{c['line']}" for rel, c in self._find_calls(
+            "experimental_distribute_dataset", "distribute_datasets_from_function", "experimental_run_v2")]
+        strategies += [f"{rel}:{c['line']}" for rel, c in self.calls
+                       if (c["func"].endswith((".scope", ".run")) and "strateg" in c["func"].lower())
+                       or re.search(r"(get|build|create|make)_?(distribution_|distribute_)?strategy$",
+                                    c["func"].rsplit(".", 1)[-1], re.IGNORECASE)]
+        if strategies:
+            return True, self._visible_devices()
+        for name in ("num_gpus", "n_gpus", "num_gpu", "gpus"):
+            pv = self.r.params.get(name)
+            if pv is not None and pv.layer >= CODE_DEFAULT and to_int(pv.value) and to_int(pv.value) > 0:
+                return True, Setting(to_int(pv.value), pv.where)
+        if self._find_calls("fit", "train", "train_and_evaluate", "GradientTape", "Estimator", "run_experiment") \
+                or self.r.params.get("train_steps", "num_train_steps", "epochs", "train_epochs") is not None:
+            entry = self.r.entry or "cmd"
+            return True, Setting(1, [f"{entry}:1"])
+        return False, None
+
+    def _mirrored(self) -> bool:
+        return bool(
+            self._find_calls(
+                "MirroredStrategy",
+                "pmap",
+                "local_device_count",
+                "devices",
+                "Mesh",
+                "mesh_utils",
+                "create_device_mesh",
+            )
+        ) or not self._find_calls("DistributedDataParallel", "DDP")
