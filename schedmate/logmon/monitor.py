@@ -26,10 +26,11 @@ from typing import Protocol
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
 from schedmate.logmon.learn import build_rule, validate_rule
-from schedmate.logmon.progress import ProgressTracker
+from schedmate.logmon.progress import ProgressTracker, line_values
 from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
 from schedmate.logmon.rules import BENIGN_RULES, Rule, RuleSet, builtin_rules
 from schedmate.logmon.store import RuleStore, family_fingerprint, template_of
+from schedmate.logmon.tables import TableReader
 from schedmate.records import DurationEstimate, FailureCategory
 
 _SUSPICIOUS = re.compile(
@@ -128,6 +129,7 @@ class Monitor:
         self.rules: RuleSet | None = None
         self.progress = ProgressTracker()
         self.failures = FailureTracker()
+        self.tables = TableReader()
         self._decoder = Decoder()
         self._norm = LineNormalizer()
         self._head: list[LogLine] = []
@@ -161,6 +163,7 @@ class Monitor:
         if self.rules is None and self._head:
             self._start_family()
         self._resolve_pending()
+        self._read_tables(flush=True)
 
     def finish(self) -> LogReport:
         """End of input: flush the partial last line and any deferred lines; the final report."""
@@ -170,6 +173,7 @@ class Monitor:
         if self.rules is None:
             self._start_family()
         self._resolve_pending()
+        self._read_tables(flush=True)
         self.finished_input = True
         return self.report()
 
@@ -218,6 +222,12 @@ class Monitor:
         assert self.rules is not None
         rule, m = self.rules.match(text)
         if rule is None:
+            taken = self.tables.accept(ll)  # tables and key/value prints (tables.py)
+            self._read_tables()
+            if taken:
+                self.rules_matched += 1
+                self._recent.append(ll)
+                return
             self.unmatched += 1
             if defer and self._wants_llm(ll):
                 self._pending.append(ll)
@@ -231,21 +241,15 @@ class Monitor:
         kind = rule.kind
         if kind == "progress":
             assert m is not None
-            values = rule.values(m)
-            clock = self.last_line_clock
-            is_step = self.progress.on_values(values, ll.rank, ll.ts, ll.lineno, clock, rule.epoch_base)
-            if is_step:
-                self.failures.on_step()
-            if "loss" in values and (is_step or ("step" not in values and
-                                                 (ll.rank is None or ll.rank == self.progress.leader))):
-                self.failures.on_loss(values["loss"], ll.lineno, text, ll.rank)
+            values, label = line_values(rule, m, text)
+            self._on_progress(values, ll, rule.epoch_base, label)
+            if rule.marks_pause:
+                self.progress.on_pause(ll.lineno)
         elif kind.startswith("error:"):
             prule, pm = self.rules.match_progress(text)
             if prule is not None and pm is not None:  # a progress bar the crash message was printed onto
-                pvalues = prule.values(pm)
-                if self.progress.on_values(pvalues, ll.rank, ll.ts, ll.lineno, self.last_line_clock,
-                                           prule.epoch_base):
-                    self.failures.on_step()
+                pvalues, label = line_values(prule, pm, text)
+                self._on_progress(pvalues, ll, prule.epoch_base, label)
             self.failures.on_error(ll.lineno, text, ll.rank, kind[6:], weak=rule.weak,
                                    cause=rule.cause or "{line}", rule=rule.name, tentative=rule.tentative,
                                    source="rule" if rule.source == "builtin" else rule.source)
@@ -255,6 +259,22 @@ class Monitor:
             self.progress.done = True
         elif rule.name == "retry-succeeded":
             self.failures.on_retry_succeeded()
+
+    def _on_progress(self, values: dict[str, float], ll: LogLine, epoch_base: int = 0,
+                     label: str | None = None) -> None:
+        is_step = self.progress.on_values(values, ll.rank, ll.ts, ll.lineno, self.last_line_clock, epoch_base,
+                                          label)
+        if is_step:
+            self.failures.on_step()
+        if "loss" in values and (is_step or ("step" not in values and
+                                             (ll.rank is None or ll.rank == self.progress.leader))):
+            self.failures.on_loss(values["loss"], ll.lineno, ll.text, ll.rank)
+
+    def _read_tables(self, flush: bool = False) -> None:
+        if flush:
+            self.tables.flush()
+        for values, at in self.tables.ready():
+            self._on_progress(values, at)
 
     def _wants_llm(self, ll: LogLine) -> bool:
         if self.assistant is None or self.assistant.calls >= self.max_llm_calls:
