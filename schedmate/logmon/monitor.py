@@ -38,6 +38,7 @@ _SUSPICIOUS = re.compile(
     r"|refused|segv|signal|nan\b|diverg|unrecoverable|cannot|unable", re.IGNORECASE)
 _HARD = re.compile(r"error|fail|fatal|abort|exception|killed|crash|panic|segv|unrecoverable", re.IGNORECASE)
 _METRIC = re.compile(r"\d")
+_FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+')
 _METRIC_WORD = re.compile(r"loss|step|iter|epoch|acc|lr\b|it/s|s/it|tok|sample|ppl|throughput|/s\b",
                           re.IGNORECASE)
 _INJECTION = re.compile(
@@ -130,6 +131,8 @@ class Monitor:
         self.progress = ProgressTracker()
         self.failures = FailureTracker()
         self.tables = TableReader()
+        self._after_frame = False
+        self._code_lines: set[int] = set()
         self._decoder = Decoder()
         self._norm = LineNormalizer()
         self._head: list[LogLine] = []
@@ -179,6 +182,11 @@ class Monitor:
 
     def _accept(self, ll: LogLine) -> None:
         self.lines = ll.lineno
+        if self._after_frame:  # the source line a traceback quotes under `File "...", line N`
+            if len(self._code_lines) > 4096:
+                self._code_lines.clear()
+            self._code_lines.add(ll.lineno)
+        self._after_frame = _FRAME.match(ll.text) is not None
         if self.clock is not None:
             self.last_line_clock = self.clock()
         if self.rules is None:
@@ -221,13 +229,15 @@ class Monitor:
             return
         assert self.rules is not None
         rule, m = self.rules.match(text)
-        if rule is None:
-            taken = self.tables.accept(ll)  # tables and key/value prints (tables.py)
+        if rule is None or (rule.source != "builtin" and not rule.kind.startswith("error:")):
+            # tables and key/value prints (tables.py), read before a rule learned for one of their lines
+            taken = self.tables.accept(ll)
             self._read_tables()
             if taken:
                 self.rules_matched += 1
                 self._recent.append(ll)
                 return
+        if rule is None:
             self.unmatched += 1
             if defer and self._wants_llm(ll):
                 self._pending.append(ll)
@@ -283,8 +293,8 @@ class Monitor:
         if len(text) < 4 or looks_like_injection(text):
             return False
         tpl = template_of(text)
-        if tpl in self._seen_templates:
-            return False
+        if tpl in self._seen_templates or ll.lineno in self._code_lines or self.tables.claims(text):
+            return False  # a traceback's source line is code, not a message; tables.py reads structured prints
         return bool(_SUSPICIOUS.search(text) or (_METRIC.search(text) and _METRIC_WORD.search(text)))
 
     def _maybe_defer(self, ll: LogLine) -> None:

@@ -140,7 +140,7 @@ class ProgressTracker:
         if "step" in values and side_label(label):
             self.on_pause(lineno)
             return False
-        if label and "epoch" not in values and (em := _LABEL_EPOCH.search(label)) is not None:
+        if label and "epoch" not in values and (em := _LABEL_EPOCH.search(label)) is not None and len(em[1]) < 9:
             # the epoch in a bar's description (`Epoch 3/10: 45%|...| 450/1000`): beside the counter, like an
             # `Epoch 3/10` line before it
             self._saw_epoch(float(em[1]), int(em[2]) if em[2] else None)

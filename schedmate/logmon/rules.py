@@ -17,6 +17,7 @@ are present. Needles are the cheap prefilter that keeps the regex work to one or
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -86,16 +87,20 @@ class Rule:
         return self.kind[6:] if self.kind.startswith("error:") else None
 
     def values(self, m: re.Match[str]) -> dict[str, float]:
+        """The matched numbers; a number too large for a float (or nan/inf) only for the loss, where nan
+        and inf mean divergence (a 400-digit `step` is garbage, not a counter)."""
         out: dict[str, float] = {}
         for g, v in m.groupdict().items():
             if v is not None:
                 try:
-                    out[g] = float(v)
+                    x = float(v)
                 except ValueError:
                     try:
-                        out[g] = float(v.replace(",", ""))
+                        x = float(v.replace(",", ""))
                     except ValueError:
-                        pass
+                        continue
+                if math.isfinite(x) or g == "loss":
+                    out[g] = x
         return out
 
 

@@ -21,6 +21,7 @@ progress tracker takes the time per step.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -99,7 +100,7 @@ def fields_of(pairs: list[tuple[str, str]]) -> dict[str, float] | None:
         if fld is None or fld in out:
             continue
         x = parse_value(v.split("/")[0] if fld in ("step", "epoch") else v, fld)
-        if x is None:
+        if x is None or not (math.isfinite(x) or fld == "loss"):
             continue
         if fld in ("step", "epoch"):
             if x != int(x) or x < 0:
@@ -179,6 +180,21 @@ class TableReader:
             self._ready.append((values, ll))
             return True
         return False
+
+    @staticmethod
+    def claims(text: str) -> bool:
+        """Whether this reader handles the line wherever it stands (no need to learn a rule for it): a table
+        row, a `| key | value |` pair, a known `key: number` pair, a key/value line with a step."""
+        if _ERRORISH.search(text):
+            return False
+        cells = _cells(text)
+        if cells is not None or _PIPE_PAIR.match(text):
+            return True
+        pair = _COLON_PAIR.match(text)
+        if pair is not None and len(inline_pairs(text)) < 2:
+            key = norm_key(pair[1])
+            return key in _KNOWN_KEYS and parse_value((pair[2] or "").strip(), KEY_FIELDS.get(key)) is not None
+        return fields_of(inline_pairs(text)) is not None
 
     def _add_pair(self, key: str, value: str, ll: LogLine) -> None:
         b = self._block

@@ -123,3 +123,14 @@ def test_glog_two_digit_year_and_logger_tagged_timestamps_are_parsed():
     assert t4 is not None and rest4 == "iter: 19"
     assert parse_timestamp("I am 12:00:00 late")[0] is None
     assert parse_timestamp("[13/41 09:00:00] x")[0] is None
+
+
+def test_numbers_too_large_for_a_float_are_not_counters_and_never_crash_the_monitor():
+    big = "9" * 400
+    lines = [f"step {big}/5000 | loss 2.3 | 0.5s/it", f"| Iter | Loss | Elapsed |\n| {big} | 1.0 | 1e999s |",
+             f"Epoch {big}/{big} | loss 1.0", f"Epoch 3, global step {big}: 'val' was not in top 1",
+             f"[Epoch {big}/3] [Batch 5/10]", f"iteration: {big}, loss: 0.5, time: 1e999"]
+    for line in lines:
+        r = report_of(line + "\n")
+        assert r.progress.current_step in (None, 5), line
+        assert r.progress.iteration_time_s is None, line
