@@ -29,9 +29,12 @@ from schedmate.logmon.tables import rate_figures
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
-_SIDE_LABEL = re.compile(r"val|eval|test|detect|comput|infer|predict|sampl|generat|decod|\bmap\b|map\d|precision"
-                         r"|recall|class|load|download|prepar|tokeniz|filter|sanity|metric|score", re.IGNORECASE)
-_TRAIN_LABEL = re.compile(r"train|epoch|step|iter|\bfit\b|batch", re.IGNORECASE)
+# words at a word start: `Validation`, `Detecting objects`, `Class Images ... mAP50`, `Map` (datasets), not
+# `interval`, `latest` or `classifier`
+_SIDE_LABEL = re.compile(r"\b(?:val(?:id|\b|_)|eval|test|detect|comput|infer|predict|sampl|generat|decod|map\b|map\d"
+                         r"|precision|recall|class(?!if)|load|download|prepar|tokeniz|filter|sanity|metric|score)",
+                         re.IGNORECASE)
+_TRAIN_LABEL = re.compile(r"train|\bepoch|\bstep|\biter|\bfit\b|\bbatch", re.IGNORECASE)
 _LABEL_EPOCH = re.compile(r"\bepoch\W{0,3}(\d+)(?: ?(?:/|of) ?(\d+))?", re.IGNORECASE)
 
 

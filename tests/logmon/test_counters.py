@@ -134,3 +134,11 @@ def test_numbers_too_large_for_a_float_are_not_counters_and_never_crash_the_moni
         r = report_of(line + "\n")
         assert r.progress.current_step in (None, 5), line
         assert r.progress.iteration_time_s is None, line
+
+
+def test_a_bar_description_is_read_by_words_not_by_letters():
+    from schedmate.logmon.progress import side_label
+
+    assert side_label("Detecting objects: ") and side_label("Validation DataLoader 0: ") and side_label("Map: ")
+    assert not side_label("Training classifier: ") and not side_label("latest interval 5, ")
+    assert not side_label("Epoch 3/10: ") and not side_label("")
