@@ -186,7 +186,7 @@ class Monitor:
             if len(self._code_lines) > 4096:
                 self._code_lines.clear()
             self._code_lines.add(ll.lineno)
-        self._after_frame = _FRAME.match(ll.text) is not None
+        self._after_frame = 'File "' in ll.text and _FRAME.match(ll.text) is not None
         if self.clock is not None:
             self.last_line_clock = self.clock()
         if self.rules is None:

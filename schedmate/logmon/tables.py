@@ -131,6 +131,8 @@ class _Block:
 _ERRORISH = re.compile(r"error|fail|fatal|abort|exception|killed|crash|panic|timeout|timed out|traceback",
                        re.IGNORECASE)
 _KNOWN_KEYS = frozenset(STEP_KEYS) | frozenset(KEY_FIELDS)
+# `Error code: 137`, `exit status: 1`, `signal: 9`: a number that reports a failure, not a metric
+_STATUS_KEY = re.compile(r"(?:^|_)(?:code|status|signal|exit|errno|rc|returncode|exitcode)(?:_|$)|fail|^errors?$")
 
 
 class TableReader:
@@ -160,6 +162,10 @@ class TableReader:
         text = ll.text
         if self._block.pairs and ll.lineno != self._block.last_lineno + 1:
             self.flush()  # another line came in between: that block is over
+        pair = _number_pair(text)
+        if pair is not None:  # `mean_td_error: -3.1e9` is a metric whatever its name says
+            self._add_pair(pair[0], pair[1], ll)
+            return pair[0] in _KNOWN_KEYS
         if not text.strip() or _RULER.match(text) or _ERRORISH.search(text):
             self.flush()
             return False
@@ -170,7 +176,7 @@ class TableReader:
         if pair is not None and len(inline_pairs(text)) < 2:
             key, value = norm_key(pair[1]), (pair[2] or "").strip()
             self._add_pair(key, value, ll)
-            return key in _KNOWN_KEYS and parse_value(value, KEY_FIELDS.get(key)) is not None
+            return False
         if _LIST_ITEM.match(text) and self._block.pairs:
             self._block.last_lineno = ll.lineno
             return False
@@ -185,15 +191,12 @@ class TableReader:
     def claims(text: str) -> bool:
         """Whether this reader handles the line wherever it stands (no need to learn a rule for it): a table
         row, a `| key | value |` pair, a known `key: number` pair, a key/value line with a step."""
+        if _number_pair(text) is not None:
+            return True
         if _ERRORISH.search(text):
             return False
-        cells = _cells(text)
-        if cells is not None or _PIPE_PAIR.match(text):
+        if _cells(text) is not None or _PIPE_PAIR.match(text):
             return True
-        pair = _COLON_PAIR.match(text)
-        if pair is not None and len(inline_pairs(text)) < 2:
-            key = norm_key(pair[1])
-            return key in _KNOWN_KEYS and parse_value((pair[2] or "").strip(), KEY_FIELDS.get(key)) is not None
         return fields_of(inline_pairs(text)) is not None
 
     def _add_pair(self, key: str, value: str, ll: LogLine) -> None:
@@ -221,6 +224,17 @@ class TableReader:
         if values is not None:
             self._ready.append((values, ll))
         return True
+
+
+def _number_pair(text: str) -> tuple[str, str] | None:
+    """(key, value) of a line that is one `key: number` or `| key | number |` pair, else None."""
+    pair = _PIPE_PAIR.match(text) or _COLON_PAIR.match(text)
+    if pair is None or len(inline_pairs(text)) >= 2:
+        return None
+    key, value = norm_key(pair[1]), (pair[2] or "").strip()
+    if not key or _STATUS_KEY.search(key) or parse_value(value, KEY_FIELDS.get(key)) is None:
+        return None
+    return key, value
 
 
 def _cells(text: str) -> list[str] | None:

@@ -69,3 +69,26 @@ def test_a_rule_learned_for_a_table_line_does_not_take_it_from_the_table_reader(
     r = mon.finish()
     assert r.progress.current_step == 15
     assert abs(r.progress.iteration_time_s - 4.0) < 1e-9
+
+
+def test_a_metric_named_like_an_error_is_not_diagnosed_but_a_status_number_is():
+    a = RecordingAssistant()
+    mon = Monitor(assistant=a)
+    mon.feed(STEPS + "  mean_td_error: -3038.25\n  val_error_rate: 0.125\n" + STEPS.replace("step ", "step 1"))
+    assert not mon.finish().failure.failed and a.diagnosed == []
+    a = RecordingAssistant()
+    mon = Monitor(assistant=a)
+    mon.feed(STEPS + "Worker failure signal: 9\n")
+    mon.finish()
+    assert a.diagnosed == ["Worker failure signal: 9"]
+
+
+def test_a_failure_the_rules_found_is_not_displaced_by_an_earlier_line_the_model_diagnosed():
+    a = RecordingAssistant()
+    mon = Monitor(assistant=a)
+    mon.feed("loading data\nthe run shows an error message..\n" + STEPS[:60] +
+             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+             "memory (shm).\n")
+    r = mon.finish()
+    assert a.diagnosed == ["the run shows an error message.."]
+    assert r.failure.category.value == "dataloader" and r.failure.source == "rule"
