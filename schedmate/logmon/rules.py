@@ -126,6 +126,8 @@ BENIGN_RULES: list[Rule] = [
     # the experiment tracker's own warnings and network retries (the run goes on)
     Rule("tracker-warning", r"^wandb: (?:WARNING|Network error)", "benign", ("wandb:",)),
     Rule("traceback-frame", r'^\s*File "[^"\n]*", line \d+', "benign", ('file "',)),
+    Rule("traceback-chain", r"^(?:During handling of the above exception, another exception occurred|The above "
+         r"exception was the direct cause of the following exception):$", "benign", ("above exception",)),
     Rule("retry-succeeded", r"\b(?:succeeded|established|reconnected|connected|recovered)\b[^.]*?"
          r"\b(?:after|on) (?:\d+ )?(?:retr|attempt)", "benign", ("succeeded", "established", "connected",
                                                                 "recovered"), ignore_case=True),
@@ -221,6 +223,9 @@ ERROR_RULES: list[Rule] = [
     # the experiment tracker (W&B) failing: an outside service, not the training code
     _e("other", "tracker-error", r"^wandb: ERROR\b|^wandb\.errors\.[\w.]*(?:Error|Exception)\b",
        ("wandb: error", "wandb.errors."), "The experiment tracker (W&B) failed: {line}"),
+    _e("other", "http-client-error", r"^(?:requests\.exceptions|urllib3\.exceptions|http\.client|aiohttp\.client_exceptions"
+       r"|httpx)\.\w+: ", ("requests.exceptions.", "urllib3.exceptions.", "http.client.", "aiohttp.", "httpx."),
+       "A call to an outside service failed (network): {line}"),
     # user code (after every specific category)
     _e("user_code", "argparse-error", r"^\S+\.py: error: ", (".py: error:",), "Bad command-line arguments: {line}"),
     _e("user_code", "python-exception", r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)(?::|$)",

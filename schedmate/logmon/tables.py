@@ -53,6 +53,7 @@ _RULER = re.compile(r"^[\s|+]*[-=]{3}[-=+|\s]*$")
 _PIPE_PAIR = re.compile(r"^\s*\|([^|]*)\|([^|]*)\|\s*$")
 _COLON_PAIR = re.compile(r"^\s*([A-Za-z_][\w/ .()-]{0,60}?):(?: (.*))?$")
 _LIST_ITEM = re.compile(r"^\s+- ")
+_SECTION = re.compile(r"^ +[a-z_][a-z0-9_./]*:$")  # an indented YAML key opening a nested block: `  td_error:`
 _VALUE = re.compile(rf"^\(?({_NUM}) ?(ms|s|sec)?\)?$")
 _HMS = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{2}(?:\.\d+)?)$")
 
@@ -191,7 +192,7 @@ class TableReader:
     def claims(text: str) -> bool:
         """Whether this reader handles the line wherever it stands (no need to learn a rule for it): a table
         row, a `| key | value |` pair, a known `key: number` pair, a key/value line with a step."""
-        if _number_pair(text) is not None:
+        if _number_pair(text) is not None or _SECTION.match(text):
             return True
         if _ERRORISH.search(text):
             return False

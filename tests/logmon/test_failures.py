@@ -178,3 +178,12 @@ def test_the_experiment_tracker_failing_is_other_and_its_warnings_and_retries_ar
 def test_more_failure_phrasings_get_their_category(line, category):
     r = analyze_text(PROGRESS + line + "\n")
     assert r.failure.category == category and r.failure.onset_line == 6
+
+
+def test_python_s_exception_chain_lines_are_structure_and_a_network_library_exception_is_other():
+    chain = ("During handling of the above exception, another exception occurred:\n"
+             "The above exception was the direct cause of the following exception:\n")
+    assert not analyze_text(PROGRESS + chain + AFTER).failure.failed
+    r = analyze_text(PROGRESS + "Traceback (most recent call last):\n  File \"dl.py\", line 5, in fetch\n"
+                     "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hub.example', port=443)\n")
+    assert r.failure.category == FailureCategory.other and r.failure.onset_line == 6

@@ -74,7 +74,8 @@ def test_a_rule_learned_for_a_table_line_does_not_take_it_from_the_table_reader(
 def test_a_metric_named_like_an_error_is_not_diagnosed_but_a_status_number_is():
     a = RecordingAssistant()
     mon = Monitor(assistant=a)
-    mon.feed(STEPS + "  mean_td_error: -3038.25\n  val_error_rate: 0.125\n" + STEPS.replace("step ", "step 1"))
+    mon.feed(STEPS + "  mean_td_error: -3038.25\n  val_error_rate: 0.125\n  td_error:\n  - 12.5\n"
+             + STEPS.replace("step ", "step 1"))
     assert not mon.finish().failure.failed and a.diagnosed == []
     a = RecordingAssistant()
     mon = Monitor(assistant=a)
@@ -92,3 +93,13 @@ def test_a_failure_the_rules_found_is_not_displaced_by_an_earlier_line_the_model
     r = mon.finish()
     assert a.diagnosed == ["the run shows an error message.."]
     assert r.failure.category.value == "dataloader" and r.failure.source == "rule"
+
+
+def test_a_rule_learned_from_a_line_matches_that_line_s_template_only():
+    from schedmate.logmon.learn import build_rule
+
+    rule = build_rule("        td_error:", "error:user_code", {})
+    assert rule.regex.search("  td_error:") is not None
+    assert rule.regex.search("        mean_td_error: -3038.25") is None
+    step = build_rule("it#120 | l=2.31", "progress", {"n1": "step", "n2": "loss"})
+    assert step.regex.search("it#130 | l=2.2") is not None and step.regex.search("[eval] it#130 | l=2.2") is None
