@@ -126,6 +126,10 @@ BENIGN_RULES: list[Rule] = [
     # the experiment tracker's own warnings and network retries (the run goes on)
     Rule("tracker-warning", r"^wandb: (?:WARNING|Network error)", "benign", ("wandb:",)),
     Rule("traceback-frame", r'^\s*File "[^"\n]*", line \d+', "benign", ('file "',)),
+    # PyTorch's notes under a CUDA error (the error is the line before them)
+    Rule("cuda-error-notes", r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
+         r"CUDA_LAUNCH_BLOCKING=1|^Compile with `TORCH_USE_CUDA_DSA`", "benign",
+         ("asynchronously reported", "cuda_launch_blocking", "torch_use_cuda_dsa")),
     Rule("traceback-chain", r"^(?:During handling of the above exception, another exception occurred|The above "
          r"exception was the direct cause of the following exception):$", "benign", ("above exception",)),
     Rule("retry-succeeded", r"\b(?:succeeded|established|reconnected|connected|recovered)\b[^.]*?"

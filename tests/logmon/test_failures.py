@@ -187,3 +187,11 @@ def test_python_s_exception_chain_lines_are_structure_and_a_network_library_exce
     r = analyze_text(PROGRESS + "Traceback (most recent call last):\n  File \"dl.py\", line 5, in fetch\n"
                      "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hub.example', port=443)\n")
     assert r.failure.category == FailureCategory.other and r.failure.onset_line == 6
+
+
+def test_pytorch_s_notes_under_a_cuda_error_do_not_change_its_category():
+    r = analyze_text(PROGRESS + "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+                     "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+                     "below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n")
+    assert r.failure.category == FailureCategory.node and r.failure.onset_line == 6
+    assert not analyze_text(PROGRESS + "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n" + AFTER).failure.failed
