@@ -163,14 +163,15 @@ ERROR_RULES: list[Rule] = [
                                                "resourceexhausted", "resource_exhausted"),
        "CUDA out of memory: {line}"),
     _e("oom", "host-oom", r"Out of memory: Kill(?:ed)? process|oom-kill|oom_kill|Memory cgroup out of memory"
-       r"|cgroup out-of-memory|\bMemoryError\b|std::bad_alloc", ("out of memory", "oom", "memoryerror",
-                                                               "bad_alloc", "out-of-memory"),
+       r"|cgroup out-of-memory|\bMemoryError\b|std::bad_alloc|[Cc]annot allocate memory",
+       ("out of memory", "oom", "memoryerror", "bad_alloc", "out-of-memory", "cannot allocate memory"),
        "Host memory exhausted (out-of-memory killer): {line}"),
-    _e("oom", "killed", r"^Killed$|^Killed: 9$", ("killed",),
+    _e("oom", "killed", r"^Killed$|^Killed: 9$|\btask \d+: Killed$", ("killed",),
        "The process was killed with SIGKILL, most often by the out-of-memory killer: {line}"),
     # dataloader (before segfault: "Bus error" here means /dev/shm)
     _e("dataloader", "worker-killed", r"DataLoader worker\b[^\n]*?\b(?:is killed by signal|exited unexpectedly)"
-       r"|DataLoader timed out", ("dataloader",), "A DataLoader worker died: {line}"),
+       r"|DataLoader timed out|Unexpected segmentation fault encountered in worker", ("dataloader", "in worker"),
+       "A DataLoader worker died: {line}"),
     _e("dataloader", "shm", r"insufficient shared memory|\bBus error\b|unable to (?:write to|open) (?:file|shared "
        r"memory)[^\n]*?torch_|No space left on device[^\n]*?/dev/shm|/dev/shm[^\n]*?No space left",
        ("shared memory", "bus error", "torch_", "/dev/shm"),
@@ -350,7 +351,7 @@ PROGRESS_RULES: list[Rule] = [
        ignore_case=True, weak=True),
     # generic custom prints: `step 120/4000 | loss 2.31 | 0.51s/it`, `Epoch 3/10`
     _p("custom-step-loss", rf"\b(?:global_step|step|iter|iteration|it)\b[ :=#]*(?P<step>\d+)(?: ?(?:/|of) ?"
-       rf"(?P<total_steps>\d+))?[ ,|;\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it"),
+       rf"(?P<total_steps>\d+))?[ ,|;:\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it"),
        ignore_case=True),
     # a counter with its total and no loss: `Step 100/200000; acc: 10.5`, `[Epoch 3/200] [Batch 50/938] [D loss: ..]`
     _p("custom-step-total", r"\b(?:global[ _]step|step|iter|iteration|batch)\b\]?[ :=#\[]*(?P<step>\d+) ?(?:/|of) ?"

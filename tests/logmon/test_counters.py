@@ -142,3 +142,10 @@ def test_a_bar_description_is_read_by_words_not_by_letters():
     assert side_label("Detecting objects: ") and side_label("Validation DataLoader 0: ") and side_label("Map: ")
     assert not side_label("Training classifier: ") and not side_label("latest interval 5, ")
     assert not side_label("Epoch 3/10: ") and not side_label("")
+
+
+def test_a_step_counter_followed_by_a_colon_and_an_iteration_based_mmcv_line_are_read():
+    r = report_of("".join(f"Step {s}: loss=2.{s // 100}, lr=3e-4, 0.8 s/it\n" for s in (100, 200)))
+    assert (r.progress.current_step, r.progress.last_loss) == (200, 2.2)
+    r = report_of("Iter [50/90000]\tlr: 1.996e-03, eta: 1 day, 3:56:35, time: 0.701, data_time: 0.053, loss: 1.2\n")
+    assert (r.progress.current_step, r.progress.total_steps, r.progress.iteration_time_s) == (50, 90000, 0.701)

@@ -195,3 +195,12 @@ def test_pytorch_s_notes_under_a_cuda_error_do_not_change_its_category():
                      "below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n")
     assert r.failure.category == FailureCategory.node and r.failure.onset_line == 6
     assert not analyze_text(PROGRESS + "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n" + AFTER).failure.failed
+
+
+@pytest.mark.parametrize("line,category", [
+    ("OSError: [Errno 12] Cannot allocate memory", FailureCategory.oom),
+    ("srun: error: gpu-node-07: task 3: Killed", FailureCategory.oom),
+    ("ERROR: Unexpected segmentation fault encountered in worker.", FailureCategory.dataloader),
+])
+def test_memory_and_worker_crash_phrasings_get_their_category(line, category):
+    assert analyze_text(PROGRESS + line + "\n").failure.category == category
