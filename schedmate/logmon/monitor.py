@@ -26,9 +26,10 @@ from typing import Protocol
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
 from schedmate.logmon.learn import build_rule, validate_rule
+from schedmate.logmon.matching import RuleSet
 from schedmate.logmon.progress import ProgressTracker, line_values
 from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
-from schedmate.logmon.rules import BENIGN_RULES, Rule, RuleSet, builtin_rules
+from schedmate.logmon.rules import BENIGN_RULES, Rule, builtin_rules
 from schedmate.logmon.store import RuleStore, family_fingerprint, template_of
 from schedmate.logmon.tables import TableReader
 from schedmate.records import DurationEstimate, FailureCategory
