@@ -34,6 +34,11 @@ ACTIONS: dict[str, tuple[FailureAction, bool]] = {
 """Category -> (what a scheduler should do, whether a restart can succeed without a code change)."""
 
 
+RULE_SOURCES = ("rule", "loss")
+"""Candidates found by a built-in rule or the loss values; the others come from the model (a diagnosis, a
+rule learned from one, the failure memory)."""
+
+
 def action_for(category: str) -> tuple[FailureAction, bool]:
     return ACTIONS.get(category, ACTIONS["other"])
 
@@ -85,6 +90,8 @@ class FailureTracker:
     def on_error(self, lineno: int, text: str, rank: int | None, category: str, *, weak: bool, cause: str,
                  rule: str | None, tentative: bool = False, source: str = "rule", confidence: float = 0.9) -> None:
         c = self._open_block(lineno, rank)
+        if c is not None and source in RULE_SOURCES and c.source not in RULE_SOURCES and not weak:
+            c = None  # a failure a rule knows opens its own candidate, apart from what the model said before it
         if c is not None:
             c.last_line = lineno
             if c.weak and not weak:
@@ -142,8 +149,12 @@ class FailureTracker:
         self._finite.append(loss)
 
     def verdict(self) -> Candidate | None:
+        """The earliest standing candidate, specific ones first, and of those the ones a built-in rule or the
+        loss found before the ones the model diagnosed or learned: the model adds failures rules cannot
+        classify, it never displaces one they found."""
         standing = [c for c in self.candidates if not c.dismissed]
         if not standing:
             return None
         strong = [c for c in standing if not c.weak]
-        return min(strong or standing, key=lambda c: c.onset_line)
+        by_rules = [c for c in strong if c.source in RULE_SOURCES]
+        return min(by_rules or strong or standing, key=lambda c: c.onset_line)

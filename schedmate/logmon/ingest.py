@@ -24,10 +24,15 @@ _RANK = re.compile(
     r"(?:\[rank(?P<a>\d+)\]:|\[\d+,(?P<b>\d+)\]<std(?:out|err)>:|(?P<c>\d{1,5}): )\s?"
 )
 _ISO = re.compile(
-    r"\[?(?P<y>\d{4})[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
+    r"\[?(?P<y>\d{4}|\d\d)[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
     r"(?P<tz>Z|[+-]\d\d:?\d\d)?\]?(?:\s*[|:-]\s|\s+|$)"
 )
-_MMDD = re.compile(r"\[(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?\]\s*")
+# `[05/01 12:00:00]`, also with the logger name inside the brackets (detectron2: `[05/01 12:00:00 d2.engine]:`)
+_MMDD = re.compile(r"\[(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?"
+                   r"(?: [A-Za-z_][\w.-]{0,40})?\]:?\s*")
+# glog / absl (TensorFlow, JAX): `I0501 12:00:00.123456  4242 train.py:88] ...`
+_GLOG = re.compile(r"[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:\.(?P<f>\d{1,9}))?"
+                   r"(?: +\d+ [\w.<>-]+:\d+\])? ?")
 # A short bracketed tag before the timestamp: `[titan] 2024-05-01 12:00:00,123 - root - INFO - ...`
 _TAG = re.compile(r"\[[A-Za-z_][\w.-]{0,24}\] (?=\d{4}[-/])")
 _EPOCH = re.compile(r"\[?(?P<e>1[5-9]\d{8}(?:\.\d+)?)\]?\s+")
@@ -68,12 +73,26 @@ def _tz_offset(tz: str | None) -> int:
     return sign * (int(digits[:2]) * 3600 + int(digits[2:4]) * 60)
 
 
+def _month_day_stamp(m: re.Match[str]) -> float | None:
+    """Seconds for a stamp without a year (MM_DD_YEAR assumed), None for an impossible date."""
+    try:
+        base = _day_epoch(MM_DD_YEAR, int(m["mo"]), int(m["d"]))
+    except ValueError:
+        return None
+    ts = base + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"])
+    if m["f"]:
+        ts += int(m["f"]) / 10 ** len(m["f"])
+    return float(ts)
+
+
 def parse_timestamp(text: str) -> tuple[float | None, str]:
     """Parse a leading timestamp; return (epoch seconds or None, the text without it).
 
     Formats: ISO 8601 (`2024-05-01T12:00:00.123Z`, `2024-05-01 12:00:00`), Python logging
-    (`2024-05-01 12:00:00,123`), optionally in brackets; `[MM/DD HH:MM:SS]` (year assumed
-    MM_DD_YEAR); epoch seconds (`1714564800.12`). Naive times are taken as UTC.
+    (`2024-05-01 12:00:00,123`), optionally in brackets, also with a two-digit year (`24-05-01 12:00:00.123`,
+    taken as 20YY); `[MM/DD HH:MM:SS]` and `[MM/DD HH:MM:SS logger]:`; glog/absl `I0501 12:00:00.123456
+    4242 file.py:88]` (these two assume year MM_DD_YEAR); epoch seconds (`1714564800.12`). Naive times
+    are taken as UTC.
     """
     if not text:
         return None, text
@@ -82,23 +101,24 @@ def parse_timestamp(text: str) -> tuple[float | None, str]:
         c2 = text[1]
         if c2.isdigit():
             m = _MMDD.match(text)
-            if m is not None:
-                try:
-                    base = _day_epoch(MM_DD_YEAR, int(m["mo"]), int(m["d"]))
-                except ValueError:
-                    return None, text
-                ts = base + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"])
-                if m["f"]:
-                    ts += int(m["f"]) / 10 ** len(m["f"])
-                return float(ts), text[m.end():]
+            ts = _month_day_stamp(m) if m is not None else None
+            if m is not None and ts is not None:
+                return ts, text[m.end():]
         else:
             return None, text
+    elif c in "IWEF":
+        m = _GLOG.match(text)
+        ts = _month_day_stamp(m) if m is not None else None
+        if m is not None and ts is not None:
+            return ts, text[m.end():]
+        return None, text
     elif not c.isdigit():
         return None, text
     m = _ISO.match(text)
     if m is not None:
+        year = int(m["y"])
         try:
-            base = _day_epoch(int(m["y"]), int(m["mo"]), int(m["d"]))
+            base = _day_epoch(year if year >= 100 else 2000 + year, int(m["mo"]), int(m["d"]))
         except ValueError:
             return None, text
         ts = base + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"]) - _tz_offset(m["tz"])
@@ -168,7 +188,7 @@ def normalize_line(raw: str, lineno: int) -> LogLine:
         # Up to two passes: `0: [2024-..] ...` and `[2024-..] [rank0]: ...` both occur.
         for _ in range(2):
             c = text[0] if text else ""
-            if c == "[" or c.isdigit():
+            if c == "[" or c.isdigit() or (c in "IWEF" and text[1:2].isdigit()):
                 if c == "[" and ts is None:
                     m = _TAG.match(text)
                     if m is not None:

@@ -1,7 +1,8 @@
 """Making and vetting new rules.
 
 A small model is poor at writing regexes, so a new rule is *synthesised* from the line itself: every number
-becomes a numbered slot (`n1`, `n2`, ...), the rest stays literal (whitespace runs become ` +`). The LLM
+becomes a numbered slot (`n1`, `n2`, ...), the rest stays literal (whitespace runs become ` +`), anchored
+at both ends of the line. The LLM
 only says what kind of line it is and which slot means what (`n1` -> `step`); unnamed slots become
 non-capturing number patterns. A regex proposed by anyone (the LLM, a person, a stored rule) goes through
 `validate_rule` before use: it must compile, pass the static and timed backtracking checks
@@ -180,7 +181,8 @@ def build_rule(line: str, kind: str, meanings: dict[str, str], *, family: str = 
     if not valid_kind(kind):
         raise ValueError(f"unknown rule kind {kind!r}")
     t = synthesize(line)
-    pattern = t.pattern
+    # the whole line: a rule made from `td_error:` must not fire inside `mean_td_error: -3.1e9`
+    pattern = f"^ *{t.pattern} *$"
     used: set[str] = set()
     for i in range(1, len(t.slots) + 1):
         slot = f"n{i}"

@@ -16,13 +16,15 @@ from it (log text is data).
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections import deque
 from collections.abc import Callable
 
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
-from schedmate.logmon.progress import ProgressTracker
+from schedmate.logmon.matching import RuleSet
+from schedmate.logmon.progress import ProgressTracker, line_values
 from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
 from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_injection: re-exported
     Assistant,
@@ -32,9 +34,12 @@ from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_inject
     Resolution,
     looks_like_injection,
 )
-from schedmate.logmon.rules import BENIGN_RULES, RuleSet, builtin_rules
+from schedmate.logmon.rules import BENIGN_RULES, builtin_rules
 from schedmate.logmon.store import RuleStore, family_fingerprint
+from schedmate.logmon.tables import TableReader
 from schedmate.records import DurationEstimate, FailureCategory
+
+_FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+')
 
 
 def _shape_line(text: str) -> bool:
@@ -85,6 +90,9 @@ class Monitor(Resolution):
         self.rules: RuleSet | None = None
         self.progress = ProgressTracker()
         self.failures = FailureTracker()
+        self.tables = TableReader()
+        self._after_frame = False
+        self._code_lines: set[int] = set()
         self._decoder = Decoder()
         self._norm = LineNormalizer()
         self._head: list[LogLine] = []
@@ -118,6 +126,7 @@ class Monitor(Resolution):
         if self.rules is None and self._head:
             self._start_family()
         self._resolve_pending()
+        self._read_tables(flush=True)
 
     def finish(self) -> LogReport:
         """End of input: flush the partial last line and any deferred lines; the final report."""
@@ -127,11 +136,17 @@ class Monitor(Resolution):
         if self.rules is None:
             self._start_family()
         self._resolve_pending()
+        self._read_tables(flush=True)
         self.finished_input = True
         return self.report()
 
     def _accept(self, ll: LogLine) -> None:
         self.lines = ll.lineno
+        if self._after_frame:  # the source line a traceback quotes under `File "...", line N`
+            if len(self._code_lines) > 4096:
+                self._code_lines.clear()
+            self._code_lines.add(ll.lineno)
+        self._after_frame = 'File "' in ll.text and _FRAME.match(ll.text) is not None
         if self.clock is not None:
             self.last_line_clock = self.clock()
         if self.rules is None:
@@ -174,6 +189,14 @@ class Monitor(Resolution):
             return
         assert self.rules is not None
         rule, m = self.rules.match(text)
+        if rule is None or (rule.source != "builtin" and not rule.kind.startswith("error:")):
+            # tables and key/value prints (tables.py), read before a rule learned for one of their lines
+            taken = self.tables.accept(ll)
+            self._read_tables()
+            if taken:
+                self.rules_matched += 1
+                self._recent.append(ll)
+                return
         if rule is None:
             self.unmatched += 1
             if defer and self._wants_llm(ll):
@@ -188,21 +211,18 @@ class Monitor(Resolution):
         kind = rule.kind
         if kind == "progress":
             assert m is not None
-            values = rule.values(m)
-            clock = self.last_line_clock
-            is_step = self.progress.on_values(values, ll.rank, ll.ts, ll.lineno, clock, rule.epoch_base)
-            if is_step:
-                self.failures.on_step()
-            if "loss" in values and (is_step or ("step" not in values and
-                                                 (ll.rank is None or ll.rank == self.progress.leader))):
-                self.failures.on_loss(values["loss"], ll.lineno, text, ll.rank)
+            if looks_like_injection(text):  # a line that addresses a model is data, never a progress report
+                self.unmatched += 1
+                return
+            values, label = line_values(rule, m, text)
+            self._on_progress(values, ll, rule.epoch_base, label)
+            if rule.marks_pause:
+                self.progress.on_pause(ll.lineno)
         elif kind.startswith("error:"):
             prule, pm = self.rules.match_progress(text)
             if prule is not None and pm is not None:  # a progress bar the crash message was printed onto
-                pvalues = prule.values(pm)
-                if self.progress.on_values(pvalues, ll.rank, ll.ts, ll.lineno, self.last_line_clock,
-                                           prule.epoch_base):
-                    self.failures.on_step()
+                pvalues, label = line_values(prule, pm, text)
+                self._on_progress(pvalues, ll, prule.epoch_base, label)
             self.failures.on_error(ll.lineno, text, ll.rank, kind[6:], weak=rule.weak,
                                    cause=rule.cause or "{line}", rule=rule.name, tentative=rule.tentative,
                                    source="rule" if rule.source == "builtin" else rule.source)
@@ -213,6 +233,21 @@ class Monitor(Resolution):
         elif rule.name == "retry-succeeded":
             self.failures.on_retry_succeeded()
 
+    def _on_progress(self, values: dict[str, float], ll: LogLine, epoch_base: int = 0,
+                     label: str | None = None) -> None:
+        is_step = self.progress.on_values(values, ll.rank, ll.ts, ll.lineno, self.last_line_clock, epoch_base,
+                                          label)
+        if is_step:
+            self.failures.on_step()
+        if "loss" in values and (is_step or ("step" not in values and
+                                             (ll.rank is None or ll.rank == self.progress.leader))):
+            self.failures.on_loss(values["loss"], ll.lineno, ll.text, ll.rank)
+
+    def _read_tables(self, flush: bool = False) -> None:
+        if flush:
+            self.tables.flush()
+        for values, at in self.tables.ready():
+            self._on_progress(values, at)
 
     # ------------------------------------------------------------------ report
     def _hang(self, now: float | None) -> tuple[int, str] | None:

@@ -1,20 +1,63 @@
 """Progress state from matched progress lines: steps, epochs, iteration time, throughput, loss, and the
 remaining time with p10/p50/p90.
 
-Iteration time: when progress lines carry timestamps, the median of recent (time delta / step delta)
-between consecutive progress lines of the leading rank, excluding intervals that contain an evaluation or
-checkpoint pause (those feed the pause model instead); otherwise the median of the per-iteration times the
-framework prints (s/it, it/s, ms per iteration).
+Which counter: the main training counter. A bar whose description names evaluation or data work
+(`Detecting objects: 13/13`, `Validation: ...`) is a pause, not the counter; a bar with another total than
+the established one likewise. A global step printed beside a per-epoch bar (`Epoch 3, global step 1200`)
+takes over only when it is ahead of the bar (the bar was printed once and went stale). A log whose only
+counter is the epoch (`Epoch 14/40 | loss ...`) reports the epoch as the counter until a step counter
+shows up.
+
+Iteration time, best source first: (1) timestamps: the median of recent (time delta / step delta) between
+progress lines of the leading rank, intervals containing an evaluation or checkpoint excluded (they feed the
+pause model), when there are at least 3; (2) running totals of elapsed time the log prints (Keras' `127s`
+at the end of an epoch bar, `time_elapsed`, `total time (s)`): per run of the counter, elapsed span / step
+span (elapsed / steps for a run of one line); (3) the framework's own per-iteration figures (s/it, it/s, ms
+per step, `time: 0.52`), median; (4) one or two timestamp intervals.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import deque
 from dataclasses import dataclass
 
+from schedmate.logmon.rules import Rule
+from schedmate.logmon.tables import rate_figures
+
 WINDOW = 64
+_RATE_FIELDS = ("it_s", "s_it", "ms_it")
+# words at a word start: `Validation`, `Detecting objects`, `Class Images ... mAP50`, `Map` (datasets), not
+# `interval`, `latest` or `classifier`
+_SIDE_LABEL = re.compile(r"\b(?:val(?:id|\b|_)|eval|test|detect|comput|infer|predict|sampl|generat|decod|map\b|map\d"
+                         r"|precision|recall|class(?!if)|load|download|prepar|tokeniz|filter|sanity|metric|score)",
+                         re.IGNORECASE)
+_TRAIN_LABEL = re.compile(r"train|\bepoch|\bstep|\biter|\bfit\b|\bbatch", re.IGNORECASE)
+_LABEL_EPOCH = re.compile(r"\bepoch\W{0,3}(\d+)(?: ?(?:/|of) ?(\d+))?", re.IGNORECASE)
+
+
+def counter_label(text: str, m: re.Match[str]) -> str | None:
+    """What a counter line says before its step number (a bar's description); None when the rule has no
+    step group."""
+    if "step" not in m.re.groupindex or m.start("step") < 0:
+        return None
+    return text[:m.start("step")]
+
+
+def side_label(label: str | None) -> bool:
+    """A counter described as evaluation, data preparation or metrics work (and not as training)."""
+    return bool(label) and _SIDE_LABEL.search(label) is not None and _TRAIN_LABEL.search(label) is None  # type: ignore[arg-type]
+
+
+def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, float], str | None]:
+    """The field values of a matched progress line, with the rate figure the line states in its own words
+    when the rule has none, and the counter's label."""
+    values = rule.values(m)
+    if "step" in values and not any(f in values for f in _RATE_FIELDS):
+        values.update(rate_figures(text[m.start("step"):]))
+    return values, counter_label(text, m)
 
 
 def _quantile(xs: list[float], q: float) -> float:
@@ -51,6 +94,9 @@ class ProgressTracker:
         self.losses: deque[float] = deque(maxlen=WINDOW)
         self.field_its: deque[float] = deque(maxlen=WINDOW)
         self.ts_its: deque[float] = deque(maxlen=WINDOW)
+        self.ts_spans: deque[tuple[float, int]] = deque(maxlen=WINDOW)  # (seconds, steps) of the same intervals
+        self.coarse_its: deque[float] = deque(maxlen=WINDOW)  # figures in whole seconds (`3s/step`)
+        self._ts_fraction = False  # some timestamp has sub-second digits
         self.pauses: list[float] = []  # seconds of pause beyond the normal iteration time
         self.pause_steps: list[int] = []  # global step at which each pause happened
         self._last_ts: float | None = None
@@ -64,6 +110,13 @@ class ProgressTracker:
         self.last_step_clock: float | None = None
         self.totals_by_count: dict[int, int] = {}
         self.done = False
+        self.config_total: int | None = None  # a total printed in the configuration (max_steps=5000)
+        self.epoch_counter = False  # the epoch is the only counter seen so far
+        self._real_steps = False
+        self._counter_done = False
+        self._epoch_lines = False  # `Epoch 3/10` lines (no step) seen
+        self._first_epoch: int | None = None
+        self._runs: deque[tuple[int, float, int, float]] = deque(maxlen=WINDOW)  # elapsed: first/last (step, s)
 
     def line_gap(self) -> float | None:
         """Mean seconds between progress lines (a job that logs every 10 minutes is not hung after 5)."""
@@ -84,18 +137,41 @@ class ProgressTracker:
         return self.step
 
     def on_values(self, values: dict[str, float], rank: int | None, ts: float | None, lineno: int,
-                  clock: float | None, epoch_base: int = 0) -> bool:
-        """Apply a progress line; returns True when it was a step event of the leading rank."""
+                  clock: float | None, epoch_base: int = 0, label: str | None = None) -> bool:
+        """Apply a progress line; returns True when it was a step event of the leading rank. `label`: what
+        the line says before its counter (see `counter_label`)."""
+        if "step" in values and side_label(label):
+            self.on_pause(lineno)
+            return False
+        if label and "epoch" not in values and (em := _LABEL_EPOCH.search(label)) is not None and len(em[1]) < 9:
+            # the epoch in a bar's description (`Epoch 3/10: 45%|...| 450/1000`): beside the counter, like an
+            # `Epoch 3/10` line before it
+            self._saw_epoch(float(em[1]), int(em[2]) if em[2] else None)
+        if "global_step" in values and "step" not in values:
+            values = self._global_counter(values)
+        if "step" not in values and "epoch" in values and "total_epochs" in values and not self._real_steps \
+                and values["epoch"] == int(values["epoch"]):
+            # the epoch is the only counter so far: it is the counter
+            self.epoch_counter = True
+            self._saw_epoch(values["epoch"], int(values["total_epochs"]))
+            values = {**{k: v for k, v in values.items() if k not in ("epoch", "total_epochs")},
+                      "step": values["epoch"], "total_steps": values["total_epochs"]}
+        elif "step" in values and self.epoch_counter:
+            self._leave_epoch_counter()
         if "step" not in values:
             # config / throughput line
-            if "total_steps" in values and self.total_steps is None:
-                self.total_steps = int(values["total_steps"])
+            if "total_steps" in values:
+                self.config_total = self.config_total or int(values["total_steps"])
+                if self.total_steps is None:
+                    self.total_steps = int(values["total_steps"])
             if "total_epochs" in values:
                 self.total_epochs = int(values["total_epochs"])
             if "epoch" in values:
-                self.epoch = values["epoch"]
+                self._saw_epoch(values["epoch"], int(values["total_epochs"]) if "total_epochs" in values else None)
             self._common(values)
             return False
+        if not self.epoch_counter:
+            self._real_steps = True
         if not self.leader_set:
             self.leader, self.leader_set = rank, True
         elif rank != self.leader and rank is not None and self.leader is not None:
@@ -116,6 +192,14 @@ class ProgressTracker:
             if "total_steps" in values and values["epoch"] == int(values["epoch"]):
                 self.per_epoch = True
                 self.epoch_base = epoch_base
+        elif self._epoch_lines and not self.per_epoch and self.step is not None and total is not None \
+                and total == self.total_steps and step < self.step and not self.epoch_counter:
+            # the counter restarted under `Epoch n/N` lines (Keras): it counts within the epoch
+            self.per_epoch, self.epoch_base = True, self._first_epoch if self._first_epoch in (0, 1) else 1
+        if "total_epochs" in values:
+            self.total_epochs = int(values["total_epochs"])
+        if "elapsed_s" in values:
+            self._on_elapsed(step, values["elapsed_s"])
         self.step = step
         self._common(values)
         if "loss" in values:
@@ -134,6 +218,7 @@ class ProgressTracker:
                         self.pause_steps.append(g)
                 else:
                     self.ts_its.append(per)
+                    self.ts_spans.append((dt, dstep))
         if ts is not None and g is not None and (self._last_gstep is None or g != self._last_gstep):
             self._last_ts = ts
         if g is not None:
@@ -143,20 +228,81 @@ class ProgressTracker:
         self.step_events += 1
         self.last_step_line = lineno
         if ts is not None:
+            self._ts_fraction = self._ts_fraction or ts != int(ts)
             self.last_step_ts = ts
             if self.first_step_ts is None:
                 self.first_step_ts = ts
         if clock is not None:
             self.last_step_clock = clock
-        if self.total_steps is not None and step >= self.total_steps and not self.per_epoch:
+        epochs_left = self._epoch_lines and not self.epoch_counter and self.total_epochs is not None and \
+            self.epoch is not None and self.epoch < self.total_epochs
+        if self.total_steps is not None and step >= self.total_steps and not self.per_epoch and not epochs_left:
+            self._counter_done = self.epoch_counter and not self.done
             self.done = True
         return True
+
+    def _saw_epoch(self, epoch: float, total: int | None) -> None:
+        """An epoch printed outside the counter's own fields (an `Epoch 3/10` line, a bar's description)."""
+        self.epoch = epoch
+        if total is not None:
+            self.total_epochs = total
+            if epoch == int(epoch):
+                self._epoch_lines = True
+                self._first_epoch = int(epoch) if self._first_epoch is None else min(self._first_epoch, int(epoch))
+
+    def _global_counter(self, values: dict[str, float]) -> dict[str, float]:
+        """A global step beside a per-epoch counter: the counter when it is ahead of the bar (else only the
+        epoch is taken)."""
+        g = int(values["global_step"])
+        rest = {k: v for k, v in values.items() if k != "global_step"}
+        cur = self.global_step()
+        if self.per_epoch and cur is not None and g <= cur:
+            return {k: v for k, v in rest.items() if k != "epoch"}
+        if self.per_epoch:
+            self.per_epoch = False
+            self.total_steps = self.config_total
+            self.totals_by_count.clear()
+        return {**rest, "step": float(g)}
+
+    def _leave_epoch_counter(self) -> None:
+        """A step counter appeared after epoch-only lines: it is the counter from now on."""
+        self.epoch_counter = False
+        self.step = None
+        self.total_steps = self.config_total
+        self.totals_by_count.clear()
+        self._last_ts = self._last_gstep = None
+        self.ts_its.clear()
+        self.ts_spans.clear()
+        self.step_events = 0
+        if self._counter_done:
+            self.done = self._counter_done = False
+
+    def _on_elapsed(self, step: int, elapsed: float) -> None:
+        """A running total of seconds printed with the counter: a run goes on while both grow."""
+        if self._runs:
+            s0, e0, s1, e1 = self._runs[-1]
+            if step > s1 and elapsed >= e1:
+                self._runs[-1] = (s0, e0, step, elapsed)
+                return
+            if step == s1 and elapsed == e1:
+                return  # the same line printed again
+        self._runs.append((step, elapsed, step, elapsed))
+
+    def elapsed_samples(self) -> list[float]:
+        out = []
+        for s0, e0, s1, e1 in self._runs:
+            if s1 > s0:
+                out.append((e1 - e0) / (s1 - s0))
+            elif s1 > 0 and e1 > 0:
+                out.append(e1 / s1)
+        return out
 
     def _common(self, values: dict[str, float]) -> None:
         if "it_s" in values and values["it_s"] > 0:
             self.field_its.append(1.0 / values["it_s"])
         if "s_it" in values and values["s_it"] > 0:
-            self.field_its.append(values["s_it"])
+            s_it = values["s_it"]
+            (self.coarse_its if s_it >= 1 and s_it == int(s_it) else self.field_its).append(s_it)
         if "ms_it" in values and values["ms_it"] > 0:
             self.field_its.append(values["ms_it"] / 1000.0)
         if "samples_s" in values:
@@ -171,9 +317,22 @@ class ProgressTracker:
 
     # -- estimates ------------------------------------------------------------------------
     def iteration_samples(self) -> list[float]:
-        if len(self.ts_its) >= 3:
+        """Per-iteration seconds from the best source (see the module docstring)."""
+        if len(self.ts_its) >= 3 and not self._coarse_timestamps():
             return list(self.ts_its)
-        return list(self.field_its)
+        if self.field_its:
+            return list(self.field_its)
+        elapsed = self.elapsed_samples()
+        if elapsed:
+            return elapsed
+        if len(self.ts_spans) >= 3:
+            # whole-second stamps a few seconds apart: the span over all intervals averages the rounding out
+            return [sum(dt for dt, _ in self.ts_spans) / sum(n for _, n in self.ts_spans)]
+        return list(self.coarse_its) or list(self.ts_its)
+
+    def _coarse_timestamps(self) -> bool:
+        """Whole-second timestamps less than 20 s apart (each interval off by up to 1 s: over 5 %)."""
+        return not self._ts_fraction and statistics.median(dt for dt, _ in self.ts_spans) < 20.0
 
     def iteration_time(self) -> float | None:
         xs = self.iteration_samples()

@@ -18,8 +18,10 @@ from typing import Protocol
 from schedmate.logmon.failures import FailureTracker, shorten
 from schedmate.logmon.ingest import LogLine
 from schedmate.logmon.learn import build_rule, validate_rule
-from schedmate.logmon.rules import Rule, RuleSet
+from schedmate.logmon.matching import RuleSet
+from schedmate.logmon.rules import Rule
 from schedmate.logmon.store import RuleStore, template_of
+from schedmate.logmon.tables import TableReader
 
 _SUSPICIOUS = re.compile(
     r"error|fail|fatal|abort|exception|killed|crash|panic|timeout|timed out|lost|unreachable|corrupt|denied"
@@ -86,6 +88,8 @@ class Resolution:
     _pending: list[LogLine]
     _pending_templates: dict[str, tuple[LogLine, str]]
     _seen_templates: set[str]
+    _code_lines: set[int]
+    tables: TableReader
     _recent: deque[LogLine]
     _dropped_calls = 0
 
@@ -99,8 +103,8 @@ class Resolution:
         if len(text) < 4 or looks_like_injection(text):
             return False
         tpl = template_of(text)
-        if tpl in self._seen_templates:
-            return False
+        if tpl in self._seen_templates or ll.lineno in self._code_lines or self.tables.claims(text):
+            return False  # a traceback's source line is code, not a message; tables.py reads structured prints
         return bool(_SUSPICIOUS.search(text) or (_METRIC.search(text) and _METRIC_WORD.search(text)))
 
     def _maybe_defer(self, ll: LogLine) -> None:

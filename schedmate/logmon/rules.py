@@ -1,5 +1,5 @@
-"""Log rules: regex templates with named groups and a kind, the built-in rules for common training
-frameworks, and the matcher that applies a rule list fast.
+"""Log rules: regex templates with named groups and a kind, and the built-in rules for common training
+frameworks (the matcher that applies a rule list is `matching.RuleSet`).
 
 A rule's named groups are *meanings* (see `FIELDS`); its kind is one of
 
@@ -10,15 +10,16 @@ A rule's named groups are *meanings* (see `FIELDS`); its kind is one of
 - `error:<category>`: a failure line of a `FailureCategory`; `weak` error rules (a bare `Traceback`,
   `terminate called`, launcher exit codes) open a failure whose category a following specific line may set.
 
-Matching order (first match wins): the most recently matched rules (logs repeat one shape), then every
-rule in list order whose needles (lower-case literals, at least one of which must occur in the line)
-are present. Needles are the cheap prefilter that keeps the regex work to one or two searches a line.
+Matching order (first match wins): every rule in list order whose needles (lower-case literals, at least
+one of which must occur in the line) are present and whose regex matches. Needles are the cheap prefilter;
+`matching.RuleSet` adds a shortcut through the recently matched progress rules that keeps this answer.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 FIELDS: dict[str, str] = {
@@ -33,6 +34,8 @@ FIELDS: dict[str, str] = {
     "samples_s": "samples per second",
     "tokens_s": "tokens per second",
     "lr": "learning rate",
+    "elapsed_s": "seconds elapsed since the counter started (a running total: time_elapsed, total time (s))",
+    "global_step": "a global step printed beside a per-epoch counter (Lightning's `Epoch 3, global step 1200:`)",
 }
 KINDS_FIXED = ("progress", "benign", "done", "pause:eval", "pause:checkpoint")
 ERROR_CATEGORIES = ("oom", "nccl", "nan", "dataloader", "segfault", "node", "preempted", "user_code", "hang",
@@ -63,6 +66,8 @@ class Rule:
     source: str = "builtin"
     tentative: bool = False
     """An error line that says it will retry: a failure only if nothing succeeds afterwards."""
+    marks_pause: bool = False
+    """A progress line printed at an evaluation or checkpoint (the interval up to the next step is a pause)."""
     ignore_case: bool = False
     regex: re.Pattern[str] = field(init=False, repr=False)
     groups: tuple[str, ...] = field(init=False, repr=False)
@@ -82,16 +87,20 @@ class Rule:
         return self.kind[6:] if self.kind.startswith("error:") else None
 
     def values(self, m: re.Match[str]) -> dict[str, float]:
+        """The matched numbers; a number too large for a float (or nan/inf) only for the loss, where nan
+        and inf mean divergence (a 400-digit `step` is garbage, not a counter)."""
         out: dict[str, float] = {}
         for g, v in m.groupdict().items():
             if v is not None:
                 try:
-                    out[g] = float(v)
+                    x = float(v)
                 except ValueError:
                     try:
-                        out[g] = float(v.replace(",", ""))
+                        x = float(v.replace(",", ""))
                     except ValueError:
-                        pass
+                        continue
+                if math.isfinite(x) or g == "loss":
+                    out[g] = x
         return out
 
 
@@ -114,7 +123,15 @@ BENIGN_RULES: list[Rule] = [
          ("skipping step",), ignore_case=True),
     Rule("python-warning", r"\b[A-Z]\w*Warning: |^\s*warnings\.warn\(", "benign", ("warning: ", "warnings.warn")),
     Rule("torch-c10-warning", r"^\[W(?:\d{4})? ", "benign", ("[w",)),
+    # the experiment tracker's own warnings and network retries (the run goes on)
+    Rule("tracker-warning", r"^wandb: (?:WARNING|Network error)", "benign", ("wandb:",)),
     Rule("traceback-frame", r'^\s*File "[^"\n]*", line \d+', "benign", ('file "',)),
+    # PyTorch's notes under a CUDA error (the error is the line before them)
+    Rule("cuda-error-notes", r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
+         r"CUDA_LAUNCH_BLOCKING=1|^Compile with `TORCH_USE_CUDA_DSA`", "benign",
+         ("asynchronously reported", "cuda_launch_blocking", "torch_use_cuda_dsa")),
+    Rule("traceback-chain", r"^(?:During handling of the above exception, another exception occurred|The above "
+         r"exception was the direct cause of the following exception):$", "benign", ("above exception",)),
     Rule("retry-succeeded", r"\b(?:succeeded|established|reconnected|connected|recovered)\b[^.]*?"
          r"\b(?:after|on) (?:\d+ )?(?:retr|attempt)", "benign", ("succeeded", "established", "connected",
                                                                 "recovered"), ignore_case=True),
@@ -141,23 +158,30 @@ ERROR_RULES: list[Rule] = [
        "The GPU is unavailable on the node: {line}"),
     # oom
     _e("oom", "cuda-oom", r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
-       r"|HIP out of memory|Cuda failure 'out of memory'", ("out of memory", "outofmemory", "alloc_failed"),
+       r"|HIP out of memory|Cuda failure 'out of memory'|OOM when allocating tensor|ResourceExhaustedError"
+       r"|RESOURCE_EXHAUSTED: Out of memory", ("out of memory", "outofmemory", "alloc_failed", "oom when",
+                                               "resourceexhausted", "resource_exhausted"),
        "CUDA out of memory: {line}"),
     _e("oom", "host-oom", r"Out of memory: Kill(?:ed)? process|oom-kill|oom_kill|Memory cgroup out of memory"
-       r"|cgroup out-of-memory|\bMemoryError\b|std::bad_alloc", ("out of memory", "oom", "memoryerror",
-                                                               "bad_alloc", "out-of-memory"),
+       r"|cgroup out-of-memory|\bMemoryError\b|std::bad_alloc|[Cc]annot allocate memory",
+       ("out of memory", "oom", "memoryerror", "bad_alloc", "out-of-memory", "cannot allocate memory"),
        "Host memory exhausted (out-of-memory killer): {line}"),
+    _e("oom", "killed", r"^Killed$|^Killed: 9$|\btask \d+: Killed$", ("killed",),
+       "The process was killed with SIGKILL, most often by the out-of-memory killer: {line}"),
     # dataloader (before segfault: "Bus error" here means /dev/shm)
     _e("dataloader", "worker-killed", r"DataLoader worker\b[^\n]*?\b(?:is killed by signal|exited unexpectedly)"
-       r"|DataLoader timed out", ("dataloader",), "A DataLoader worker died: {line}"),
+       r"|DataLoader timed out|Unexpected segmentation fault encountered in worker", ("dataloader", "in worker"),
+       "A DataLoader worker died: {line}"),
     _e("dataloader", "shm", r"insufficient shared memory|\bBus error\b|unable to (?:write to|open) (?:file|shared "
        r"memory)[^\n]*?torch_|No space left on device[^\n]*?/dev/shm|/dev/shm[^\n]*?No space left",
        ("shared memory", "bus error", "torch_", "/dev/shm"),
        "Shared memory (/dev/shm) exhausted by DataLoader workers: {line}", ignore_case=True),
     # nccl / collective communication
-    _e("nccl", "watchdog-timeout", r"Watchdog caught collective operation timeout|collective operation timeout"
-       r"|ProcessGroupNCCL[^\n]*?[Tt]imeout|NCCL timeout|Timed out waiting for[^\n]*?(?:collective|barrier|store)",
-       ("timeout", "timed out"), "A collective operation timed out (NCCL watchdog): {line}"),
+    _e("nccl", "watchdog-timeout", r"Watchdog caught collective|collective operation timeout"
+       r"|ProcessGroupNCCL[^\n]*?[Tt]imeout|NCCL timeout|Timed out waiting for[^\n]*?(?:collective|barrier|store)"
+       r"|\[E\d*(?: [\d:.]+)? ProcessGroupNCCL\.cpp:\d+\]",
+       ("timeout", "timed out", "watchdog", "processgroupnccl"),
+       "A collective operation timed out (NCCL watchdog): {line}"),
     _e("nccl", "nccl-error", r"ncclSystemError|ncclInternalError|ncclRemoteError|ncclUnhandledCudaError"
        r"|ncclInvalidUsage|unhandled system error|unhandled cuda error|NCCL error|DistBackendError"
        r"|NCCL communicator was aborted|NCCL WARN[^\n]*?(?:[Ee]rror|fail|abort)",
@@ -173,12 +197,14 @@ ERROR_RULES: list[Rule] = [
     _e("nan", "nan-line", r"loss (?:is|became|=) ?(?:nan|inf)\b|\bloss: (?:nan|inf)\b|\bnan loss|non-finite loss"
        r"|FloatingPointError|Invalid loss, terminating training"
        r"|loss scale already at minimum|[Uu]nrecoverable (?:fp16 )?overflow|[Dd]etected (?:NaN|nan|inf|Inf) in"
-       r"|Minimum loss scale reached", ("loss", "non-finite", "floatingpointerror", "minimum",
+       r"|Minimum loss scale reached|NaN or Inf found in input tensor", ("nan or inf", *(f"{w}{x}" for x in ("nan", "inf") for w in ("is ", "is", "became ",
+                                                                                        "became", "= ", "=", ": ")),
+                                        "nan loss", "non-finite", "floatingpointerror", "invalid loss", "minimum",
                                         "unrecoverable", "detected"),
        "The loss diverged (NaN/inf or unrecoverable fp16 overflow): {line}", ignore_case=True),
     # segfault
     _e("segfault", "segv", r"Segmentation fault|SIGSEGV|[Ss]ignal 11\b|exitcode\s*:\s*-11\b|Fatal Python error: "
-       r"Segmentation|illegal instruction|SIGILL", ("segmentation", "sigsegv", "signal 11", "-11", "illegal",
+       r"Segmentation|illegal instruction|SIGILL", ("segmentation", "sigsegv", "signal 11", "exitcode", "illegal",
                                                     "sigill"), "The process crashed with a segmentation fault: {line}"),
     # preemption / cancellation
     _e("other", "closing-signal", r"[Ss]ending process \d+ closing signal SIG\w+", ("closing signal",),
@@ -188,7 +214,7 @@ ERROR_RULES: list[Rule] = [
        ("cancelled", "time limit", "preemption"), "The scheduler cancelled or preempted the job: {line}",
        ignore_case=True),
     _e("preempted", "sigterm", r"SIGTERM|Signals\.SIGTERM|[Ss]ignal 15\b|exitcode\s*:\s*-15\b|\bpreempt(?:ed|ion)\b"
-       r"|received signal to terminate|SIGUSR1|^Terminated$", ("sigterm", "signal 15", "-15", "preempt",
+       r"|received signal to terminate|SIGUSR1|^Terminated$", ("sigterm", "signal 15", "exitcode", "preempt",
                                                               "terminat", "sigusr1"),
        "The job received a termination signal (preemption, cancellation or time limit): {line}"),
     # weak markers: a following specific line sets the category
@@ -199,6 +225,12 @@ ERROR_RULES: list[Rule] = [
        r"|ChildFailedError|exitcode\s*:\s*-?\d+|exited with (?:exit )?code [1-9]|Fatal Python error",
        ("terminate called", "aborted", "sigabrt", "childfailederror", "exitcode", "exited with", "fatal python"),
        "The process aborted: {line}", weak=True),
+    # the experiment tracker (W&B) failing: an outside service, not the training code
+    _e("other", "tracker-error", r"^wandb: ERROR\b|^wandb\.errors\.[\w.]*(?:Error|Exception)\b",
+       ("wandb: error", "wandb.errors."), "The experiment tracker (W&B) failed: {line}"),
+    _e("other", "http-client-error", r"^(?:requests\.exceptions|urllib3\.exceptions|http\.client|aiohttp\.client_exceptions"
+       r"|httpx)\.\w+: ", ("requests.exceptions.", "urllib3.exceptions.", "http.client.", "aiohttp.", "httpx."),
+       "A call to an outside service failed (network): {line}"),
     # user code (after every specific category)
     _e("user_code", "argparse-error", r"^\S+\.py: error: ", (".py: error:",), "Bad command-line arguments: {line}"),
     _e("user_code", "python-exception", r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Interrupt)(?::|$)",
@@ -207,10 +239,17 @@ ERROR_RULES: list[Rule] = [
        "A fatal error ended the run: {line}", weak=True),
 ]
 
+# Progress lines that are printed at an evaluation or checkpoint (before the pause rules, which they would hit)
+COUNTER_PAUSE_RULES: list[Rule] = [
+    # Lightning ModelCheckpoint: `Epoch 3, global step 1200: 'val_loss' reached 0.51 (best 0.51), saving model to ..`
+    _p("lightning-checkpoint", r"^Epoch (?P<epoch>\d+), global step (?P<global_step>\d+): ", ("global step",),
+       marks_pause=True),
+]
+
 PAUSE_RULES: list[Rule] = [
     # a tqdm bar that is not the training counter: data preparation, loading, sanity checks, tests
     Rule("side-bar", r"^\W*(?:Preparing|Loading|Downloading|Sanity Check|Tokeniz|Map|Filter|Generating|Test(?:ing)?\b"
-         r"|Predict|Evaluat|Validat)[^|\n]{0,60}:\s+\d+%\|", "pause:eval",
+         r"|Predict|Evaluat|Validat)[^|\n]{0,60}:\s+\d+%[|\s]", "pause:eval",
          ("preparing", "loading", "downloading", "sanity", "tokeniz", "map", "filter", "generating", "test",
           "predict", "evaluat", "validat"), ignore_case=True),
     Rule("hf-eval", r"\*\*\*\*\* Running Evaluation \*\*\*\*\*|^\{'eval_", "pause:eval", ("running evaluation",
@@ -232,6 +271,9 @@ PROGRESS_RULES: list[Rule] = [
     # PyTorch Lightning bar: `Epoch 3:  45%|####5     | 450/1000 [02:10<02:39,  3.45it/s, v_num=1, train_loss=0.52]`
     _p("lightning-bar", rf"^Epoch (?P<epoch>\d+): +\d+%\|[^|]*\| *(?P<step>\d+)/(?P<total_steps>\d+) "
        rf"\[[^<\]]*<[^,\]]*, +{_TQDM_RATE}(?:[^\]]*?train_loss(?:_step)?=(?P<loss>{F}))?", ("epoch",)),
+    # Ultralytics YOLO: `  12/300   2.95G   0.3137   0.3809   0.7961   3   640: 45%|####  | 111/246 [01:02<01:15, 1.79it/s]`
+    _p("ultralytics-bar", rf"^ *(?P<epoch>\d+)/(?P<total_epochs>\d+) +[\d.]+G [^|\n]*?: +\d+%\|[^|]*\| *(?P<step>\d+)/"
+       rf"(?P<total_steps>\d+) \[[^\]]*?{_TQDM_RATE}", ("g ",), epoch_base=1),
     # HF Trainer log dict
     _p("hf-dict", rf"^\{{'loss': (?P<loss>{F}),[^}}]*?'learning_rate': (?P<lr>{F}),[^}}]*?'epoch': (?P<epoch>{F})\}}",
        ("{'loss'",)),
@@ -273,21 +315,47 @@ PROGRESS_RULES: list[Rule] = [
     _p("config-max-epochs", r"\b(?:max_epochs|num_train_epochs|max_epoch|epochs)['\"]?(?::|=| =) ?(?P<total_epochs>\d+)\b",
        ("epoch",)),
     # Keras: ` 120/512 [=====>....] - ETA: 1:02 - loss: 0.61` and `512/512 [======] - 127s 247ms/step - loss: ..`
-    _p("keras-bar", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) \[[=>.]+\] - (?:ETA: [\d:]+|\d+s (?:(?P<ms_it>{F})ms"
-       rf"|(?P<s_it>{F})s)/step)(?: - loss: (?P<loss>{F}))?", ("/step", "eta:")),
+    # (old Keras: `512/512 [======] - 49s - loss: ..`); the seconds of a finished bar are the epoch's elapsed time
+    _p("keras-bar", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) \[[=>.]+\] - (?:ETA: [\d:]+|(?P<elapsed_s>\d+)s"
+       rf"(?: (?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step)?)(?: - loss: (?P<loss>{F}))?", ("/step", "eta:", "s - ")),
+    # Keras 3: ` 120/512 ━━━━━━━━━━━━ 5s 41ms/step - accuracy: 0.81 - loss: 0.52`
+    _p("keras3-bar", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) [━─]+ +[\d:]+s? +(?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step"
+       rf"(?:[^\n]*? - loss: (?P<loss>{F}))?", ("/step",)),
+    # torchvision-reference / DETR MetricLogger: `Epoch: [3]  [ 100/1250]  eta: 0:10:00  lr: 0.0001  loss: 1.23 (1.30)
+    # ...  time: 0.5012  data: 0.0123  max mem: 1234`; PyTorch ImageNet-example ProgressMeter: `Epoch: [0][ 10/5005]
+    # Time  0.512 ( 0.980)    Data ...    Loss 6.9e+00 (6.9e+00)` (its time: `tables.rate_figures`)
+    _p("metric-logger", rf"^Epoch: \[(?P<epoch>\d+)\] *\[ *(?P<step>\d+)/(?P<total_steps>\d+)\]"
+       rf"(?:[^\n]*? [Ll]oss:? +(?P<loss>{F}))?(?:[^\n]*? time: (?P<s_it>{F}))?", ("epoch: [",)),
+    # MNIST-example style: `Train Epoch: 3 [12800/60000 (21%)]    Loss: 0.2871`
+    _p("train-epoch-samples", rf"^Train Epoch: (?P<epoch>\d+) \[ *(?P<step>\d+)/(?P<total_steps>\d+) \( *\d+%\)\]"
+       rf"(?:[^\n]*? Loss: (?P<loss>{F}))?", ("train epoch:",), epoch_base=1),
+    # CLU / t5x metric writers: `[1000] learning_rate=0.001, loss=2.31, timing/steps_per_second=3.2`
+    _p("clu-metrics", rf"^\[(?P<step>\d+)\] [\w/.-]+=(?:[^\n]*?\bloss=(?P<loss>{F}))?", ("] ",)),
+    # TensorFlow: slim `global step 1890: loss = 12.27 (0.059 sec/step)`, Estimator `loss = 0.34, step = 1200 (12.3 sec)`,
+    # `global_step/sec: 8.1`
+    _p("tf-slim-step", rf"\bglobal step (?P<step>\d+): loss = (?P<loss>{F}) \((?P<s_it>{F}) sec/step\)", ("global step",)),
+    _p("tf-estimator-step", rf"\bloss = (?P<loss>{F}), step = (?P<step>\d+)\b", ("step = ",)),
+    _p("tf-steps-per-sec", rf"\bglobal_step/sec: (?P<it_s>{F})", ("global_step/sec",)),
+    # BasicSR-style: `<epoch: 30, iter:   2,800, lr:1.000e-04>`, `[epoch:  0, iter:     100, lr:(2.000e-04,)] [eta: ...,
+    # time (data): 0.863 (0.003)]`
+    _p("basicsr", rf"[<\[]epoch: *(?P<epoch>\d+), iter: *(?P<step>\d[\d,]*)(?:, lr: ?\(?(?P<lr>{F}))?"
+       rf"(?:[^\n]*? time \(data\): (?P<s_it>{F}))?", ("iter:",)),
     # MMCV/MMEngine 1.x: `Epoch [1][100/5005]  lr: 1.000e-01, eta: 37 days, 5:46:17, time: 0.196, ...`
-    _p("mmcv-epoch", rf"Epoch \[(?P<epoch>\d+)\]\[ *(?P<step>\d+)/(?P<total_steps>\d+)\][^\n]*?\btime: (?P<s_it>{F})",
+    _p("mmcv-epoch", rf"Epoch \[(?P<epoch>\d+)\]\[ *(?P<step>\d+)/(?P<total_steps>\d+)\](?:[^\n]*?\btime: (?P<s_it>{F}))?",
        ("epoch [",), epoch_base=1),
     # detectron2 events: `eta: 8:05:12  iter: 1259  total_loss: 1.012 ... time: 0.3322  data_time: ...`
-    _p("detectron2-events", rf"\biter: (?P<step>\d+) +total_loss: (?P<loss>{F})[^\n]*?\btime: (?P<s_it>{F})",
+    _p("detectron2-events", rf"\biter: (?P<step>\d+) +total_loss: (?P<loss>{F})(?:[^\n]*?\btime: (?P<s_it>{F}))?",
        ("iter:",)),
     # a bare counter: `iterations: 29107`, `global step 1200`
     _p("bare-counter", r"\b(?:iterations?|global[ _]step|steps? done)[ :=]+(?P<step>\d+)\s*$", ("iteration", "step"),
        ignore_case=True, weak=True),
     # generic custom prints: `step 120/4000 | loss 2.31 | 0.51s/it`, `Epoch 3/10`
     _p("custom-step-loss", rf"\b(?:global_step|step|iter|iteration|it)\b[ :=#]*(?P<step>\d+)(?: ?(?:/|of) ?"
-       rf"(?P<total_steps>\d+))?[ ,|;\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it"),
+       rf"(?P<total_steps>\d+))?[ ,|;:\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it"),
        ignore_case=True),
+    # a counter with its total and no loss: `Step 100/200000; acc: 10.5`, `[Epoch 3/200] [Batch 50/938] [D loss: ..]`
+    _p("custom-step-total", r"\b(?:global[ _]step|step|iter|iteration|batch)\b\]?[ :=#\[]*(?P<step>\d+) ?(?:/|of) ?"
+       r"(?P<total_steps>\d+)\b", ("step", "iter", "batch"), ignore_case=True),
     _p("custom-epoch", r"\bepoch[ :]+(?P<epoch>\d+) ?(?:/|of) ?(?P<total_epochs>\d+)\b", ("epoch",),
        ignore_case=True),
 ]
@@ -301,7 +369,7 @@ OTHER_RULES: list[Rule] = [
 
 def builtin_rules() -> list[Rule]:
     """The built-in rule list in matching order."""
-    return [*BENIGN_RULES, *ERROR_RULES, *PAUSE_RULES, *PROGRESS_RULES, *OTHER_RULES]
+    return [*BENIGN_RULES, *ERROR_RULES, *COUNTER_PAUSE_RULES, *PAUSE_RULES, *PROGRESS_RULES, *OTHER_RULES]
 
 
 KNOWN_ERROR_LINES: tuple[str, ...] = (
@@ -335,72 +403,3 @@ KNOWN_ERROR_LINES: tuple[str, ...] = (
     "terminate called after throwing an instance of 'c10::DistBackendError'",
 )
 """A corpus of real-shaped failure lines: a learned non-error rule must match none of them."""
-
-
-class RuleSet:
-    """An ordered rule list with the matching machinery (most-recently-used first, then needles)."""
-
-    def __init__(self, rules: Sequence[Rule], mru_size: int = 3) -> None:
-        self.rules: list[Rule] = list(rules)
-        self._mru: list[Rule] = []
-        self._mru_size = mru_size
-        # Only non-error rules may be tried out of order: an error line must still see the benign look-alikes.
-        self._mru_ok = {id(r) for r in self.rules if not r.kind.startswith("error:") and r.name not in
-                        {b.name for b in BENIGN_RULES if b.name != "nccl-info"}}
-
-    def add(self, rule: Rule, first: bool = True) -> None:
-        """Add a learned rule: first in the list (it was made for lines nothing else matched)."""
-        if first:
-            # after the benign look-alikes, before everything else
-            idx = sum(1 for r in self.rules if r.name in {b.name for b in BENIGN_RULES})
-            self.rules.insert(idx, rule)
-        else:
-            self.rules.append(rule)
-        if not rule.kind.startswith("error:"):
-            self._mru_ok.add(id(rule))
-
-    def match_progress(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
-        """The first progress rule matching `text` (for a line an error rule already claimed: a progress bar
-        and a crash message printed on one line)."""
-        low = text.lower()
-        for r in self.rules:
-            if not (r.kind == "progress" or r.kind.startswith("pause:")) or (
-                    r.needles and not any(n in low for n in r.needles)):
-                continue
-            m = r.regex.search(text)
-            if m is not None:
-                # a side bar (data preparation, evaluation) is not the training counter
-                return (r, m) if r.kind == "progress" else (None, None)
-        return None, None
-
-    def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
-        low = text.lower()
-        for r in self._mru:
-            nd = r.needles
-            if nd:
-                for n in nd:
-                    if n in low:
-                        break
-                else:
-                    continue
-            m = r.regex.search(text)
-            if m is not None:
-                return r, m
-        for r in self.rules:
-            nd = r.needles
-            if nd:
-                for n in nd:
-                    if n in low:
-                        break
-                else:
-                    continue
-            m = r.regex.search(text)
-            if m is not None:
-                if id(r) in self._mru_ok and r.kind == "progress":
-                    mru = self._mru
-                    if r in mru:
-                        mru.remove(r)
-                    mru.insert(0, r)
-                    del mru[self._mru_size:]
-                return r, m
-        return None, None

@@ -137,3 +137,70 @@ def test_a_report_becomes_scheduler_annotation_fields():
     assert ann.failure is not None and ann.failure.category == FailureCategory.node
     assert ann.failure.action == FailureAction.cordon_node and ann.failure.onset_line == 6
     assert ann.predicted_remaining_s is None
+
+
+BAR = "".join(f"  1%|          | {s}/1500 [00:{2 * s:02d}<1:10:00,  2.91s/it]\n" for s in range(10, 20))
+
+
+def test_a_crash_printed_onto_a_bar_after_many_bars_is_still_seen():
+    r = analyze_text(BAR + "  1%|          | 20/1500 [00:58<1:10:00,  2.90s/it][rank2]:[E512 08:00:01.123456789 "
+                     "ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective operati\n")
+    assert r.failure.category == FailureCategory.nccl and r.failure.onset_line == 11
+    assert r.progress.current_step == 20
+
+
+def test_a_nan_loss_on_a_known_progress_line_keeps_its_onset_while_training_goes_on():
+    lines = "".join(f"step: {s}  loss: {'nan' if s >= 50 else '1.2000'}  memory: 30.00GiB(40.00%)  tps: 3,100\n"
+                    for s in range(10, 110, 10))
+    r = analyze_text(lines)
+    assert r.failure.category == FailureCategory.nan and r.failure.onset_line == 5
+
+
+def test_the_experiment_tracker_failing_is_other_and_its_warnings_and_retries_are_benign():
+    warn = ("wandb: WARNING A graphql request initiated by the public wandb API timed out (timeout=19 sec).\n"
+            "wandb: Network error (ReadTimeout), entering retry loop.\n")
+    assert not analyze_text(PROGRESS + warn + AFTER).failure.failed
+    r = analyze_text(PROGRESS + warn + "wandb: ERROR An error occurred while verifying the API key.\n"
+                     "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                     "requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='api.example', port=443): Read timed "
+                     "out.\nwandb.errors.errors.AuthenticationError: An error occurred while verifying the API key.\n")
+    assert r.failure.category == FailureCategory.other and r.failure.onset_line == 8
+
+
+@pytest.mark.parametrize("line,category", [
+    (("2025-01-01 10:00:00.000001: W tensorflow/core/framework/op_kernel.cc:1 OP_REQUIRES failed : Resource "
+      "exhausted: OOM when allocating tensor with shape[64,512,512]"), FailureCategory.oom),
+    ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.2GiB.",
+     FailureCategory.oom),
+    ("Killed", FailureCategory.oom),
+    ("NaN or Inf found in input tensor.", FailureCategory.nan),
+])
+def test_more_failure_phrasings_get_their_category(line, category):
+    r = analyze_text(PROGRESS + line + "\n")
+    assert r.failure.category == category and r.failure.onset_line == 6
+
+
+def test_python_s_exception_chain_lines_are_structure_and_a_network_library_exception_is_other():
+    chain = ("During handling of the above exception, another exception occurred:\n"
+             "The above exception was the direct cause of the following exception:\n")
+    assert not analyze_text(PROGRESS + chain + AFTER).failure.failed
+    r = analyze_text(PROGRESS + "Traceback (most recent call last):\n  File \"dl.py\", line 5, in fetch\n"
+                     "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='hub.example', port=443)\n")
+    assert r.failure.category == FailureCategory.other and r.failure.onset_line == 6
+
+
+def test_pytorch_s_notes_under_a_cuda_error_do_not_change_its_category():
+    r = analyze_text(PROGRESS + "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+                     "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace "
+                     "below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n")
+    assert r.failure.category == FailureCategory.node and r.failure.onset_line == 6
+    assert not analyze_text(PROGRESS + "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n" + AFTER).failure.failed
+
+
+@pytest.mark.parametrize("line,category", [
+    ("OSError: [Errno 12] Cannot allocate memory", FailureCategory.oom),
+    ("srun: error: gpu-node-07: task 3: Killed", FailureCategory.oom),
+    ("ERROR: Unexpected segmentation fault encountered in worker.", FailureCategory.dataloader),
+])
+def test_memory_and_worker_crash_phrasings_get_their_category(line, category):
+    assert analyze_text(PROGRESS + line + "\n").failure.category == category

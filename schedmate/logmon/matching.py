@@ -1,0 +1,161 @@
+"""Applying an ordered rule list to log lines fast, with the ordered scan's answer (see `RuleSet`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from schedmate.logmon.rules import BENIGN_RULES, Rule
+
+_EARLIER_CACHE: dict[tuple[int, ...], list[re.Pattern[str] | None]] = {}
+"""Needle searches per rule list (the built-in list is the same for every monitor)."""
+_ZEROS = str.maketrans("123456789", "000000000")
+
+
+def literal_trie(words: Iterable[str]) -> str:
+    """A regex matching any of `words`, as a trie (`ab(?:c|d)`): Python's `re` tries a flat alternation's
+    every branch at every position, a trie one character at a time."""
+    trie: dict[str, dict] = {}  # type: ignore[type-arg]
+    for w in words:
+        t = trie
+        for ch in w:
+            t = t.setdefault(ch, {})
+        t[""] = {}
+
+    def emit(t: dict[str, dict]) -> str:  # type: ignore[type-arg]
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(t.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in t else body
+
+    return emit(trie)
+
+
+class RuleSet:
+    """An ordered rule list with the matching machinery.
+
+    The result is that of the ordered scan (the first rule in list order whose needle occurs and whose
+    regex matches), with one shortcut: the most recently matched progress rules are tried first, in list
+    order, and a hit is kept only when no needle of an earlier benign, error or pause rule occurs in the line
+    (one precompiled search). So a progress bar with a crash message printed onto it still reaches the error
+    rules, and a specific progress rule still wins over a generic one once both have been used; a progress
+    rule never used in the log before is found by the ordered scan as soon as the recent ones miss.
+    """
+
+    def __init__(self, rules: Sequence[Rule], mru_size: int = 3) -> None:
+        self.rules: list[Rule] = list(rules)
+        self._mru: list[Rule] = []  # most recent first
+        self._mru_ordered: list[Rule] = []  # the same rules in list order (tried in this order)
+        self._mru_size = mru_size
+        self._earlier: dict[int, re.Pattern[str] | None] = {}
+        self._order: dict[int, int] = {}
+        self._clear: dict[tuple[int, str], bool] = {}  # (rule, line shape) -> no earlier needle can occur
+        self._reindex()
+
+    def _reindex(self) -> None:
+        """Per rule: a search for any needle of the non-progress rules before it (None: none can match)."""
+        key = tuple(id(r) for r in self.rules)
+        earlier = _EARLIER_CACHE.get(key)
+        if earlier is None:
+            earlier = []
+            needles: set[str] = set()
+            always = False  # an earlier rule without needles may match any line
+            for r in self.rules:
+                if always:
+                    earlier.append(re.compile(""))
+                else:
+                    # every digit as 0: the search runs on lines with their digits zeroed (the cache key)
+                    earlier.append(re.compile(literal_trie({n.translate(_ZEROS) for n in needles})) if needles
+                                   else None)
+                if r.kind == "progress":
+                    continue  # among progress rules, the recently used ones are tried in list order
+                if r.needles:
+                    needles.update(r.needles)
+                else:
+                    always = True
+            if len(_EARLIER_CACHE) > 64:
+                _EARLIER_CACHE.clear()
+            _EARLIER_CACHE[key] = earlier
+        self._earlier = dict(zip(key, earlier))
+        self._clear = {}
+        self._order = {k: i for i, k in enumerate(key)}
+        self._mru = [r for r in self._mru if id(r) in self._earlier]
+        self._mru_ordered = sorted(self._mru, key=lambda r: self._order[id(r)])
+
+    def add(self, rule: Rule, first: bool = True) -> None:
+        """Add a learned rule: first in the list (it was made for lines nothing else matched)."""
+        if first:
+            # after the benign look-alikes, before everything else
+            idx = sum(1 for r in self.rules if r.name in {b.name for b in BENIGN_RULES})
+            self.rules.insert(idx, rule)
+        else:
+            self.rules.append(rule)
+        self._reindex()
+
+    def match_progress(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
+        """The first progress rule matching `text` (for a line an error rule already claimed: a progress bar
+        and a crash message printed on one line)."""
+        low = text.lower()
+        for r in self.rules:
+            if not (r.kind == "progress" or r.kind.startswith("pause:")) or (
+                    r.needles and not any(n in low for n in r.needles)):
+                continue
+            m = r.regex.search(text)
+            if m is not None:
+                # a side bar (data preparation, evaluation) is not the training counter
+                return (r, m) if r.kind == "progress" else (None, None)
+        return None, None
+
+    def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
+        low = text.lower()
+        for r in self._mru_ordered:
+            nd = r.needles
+            if nd:
+                for n in nd:
+                    if n in low:
+                        break
+                else:
+                    continue
+            m = r.regex.search(text)
+            if m is not None:
+                if self._nothing_earlier(r, low):
+                    return r, m
+                break  # an earlier rule might match: the ordered scan decides
+        for r in self.rules:
+            nd = r.needles
+            if nd:
+                for n in nd:
+                    if n in low:
+                        break
+                else:
+                    continue
+            m = r.regex.search(text)
+            if m is not None:
+                if r.kind == "progress" and (not self._mru or self._mru[0] is not r):
+                    self._remember(r)
+                return r, m
+        return None, None
+
+    def _nothing_earlier(self, rule: Rule, low: str) -> bool:
+        """No needle of an earlier non-progress rule occurs in the line. Decided on the line's shape (every
+        digit as 0, needles likewise): a shape without a needle means a line without one; the answer is cached
+        per shape, since a log repeats a few shapes."""
+        earlier = self._earlier[id(rule)]
+        if earlier is None:
+            return True
+        key = (id(rule), low.translate(_ZEROS))
+        clear = self._clear.get(key)
+        if clear is None:
+            if len(self._clear) >= 4096:
+                self._clear.clear()
+            clear = self._clear[key] = earlier.search(key[1]) is None
+        return clear
+
+    def _remember(self, rule: Rule) -> None:
+        mru = self._mru
+        if rule in mru:
+            mru.remove(rule)
+        mru.insert(0, rule)
+        del mru[self._mru_size:]
+        self._mru_ordered = sorted(mru, key=lambda r: self._order[id(r)])

@@ -1,0 +1,277 @@
+"""Progress from structured prints that a one-line rule cannot read: key/value lines, key/value blocks and
+tables; and the framework's own rate figures on any progress line.
+
+- **Inline key/value lines**: `<epoch: 30, iter: 2,800, lr:1.0e-04> l_pix: 3.2e-03`,
+  `iteration=120 loss=2.31 time=0.5`: two or more `key: number` / `key=number` pairs, one of them a step
+  counter.
+- **Key/value blocks**, one pair a line, read until the block ends (a ruler line, a blank line, a line of
+  another shape): Stable-Baselines3 (`|    iterations   | 19519 |`), Ray Tune results (`training_iteration:
+  316` in a YAML block).
+- **Tables with a header row**: `| Iteration | Loss | Elapsed Time |` then one row per step; Ray's status
+  table (`| Trial name | status | ... | iter | total time (s) | ...`).
+
+A block, line or row becomes a progress event when it names a step counter and a loss or a time figure (a
+configuration dump with `iter: 1000` and `lr: 0.1` is not a step). Block lines must be adjacent (a line a
+rule matched ends the block), and a line with error words is never taken.
+Keys are compared, after lower-casing and turning separators into `_`, against fixed vocabularies that map
+them to `rules.FIELDS` names; nothing else of the text is interpreted (log text is untrusted data).
+Running totals of time (`time_elapsed`, `total time (s)`, `Elapsed Time`) become `elapsed_s`, from which the
+progress tracker takes the time per step.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from schedmate.logmon.ingest import LogLine
+
+_NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
+
+STEP_KEYS: tuple[str, ...] = ("training_iteration", "iterations", "iteration", "iter", "iters", "global_step",
+                              "step", "num_updates", "n_iter")
+"""Keys of a step counter, best first (a block with several takes the first in this order)."""
+KEY_FIELDS: dict[str, str] = {
+    **{k: "epoch" for k in ("epoch", "ep")},
+    **{k: "loss" for k in ("loss", "train_loss", "total_loss", "loss_total", "training_loss")},
+    **{k: "lr" for k in ("lr", "learning_rate", "cur_lr")},
+    **{k: "elapsed_s" for k in ("time_elapsed", "time_total_s", "total_time_s", "elapsed_time", "elapsed",
+                                "elapsed_s", "elapsed_time_s", "wall_time", "walltime", "time_since_start")},
+    **{k: "s_it" for k in ("time_this_iter_s", "iter_time", "step_time", "time_per_iter", "time_per_step",
+                           "sec_per_iter", "s_it", "sec_it", "batch_time", "time", "time_data", "avg_batch_cost",
+                           "batch_cost")},
+    **{k: "ms_it" for k in ("step_time_ms", "iter_time_ms", "time_per_iter_ms", "ms_per_step", "ms_it")},
+    **{k: "it_s" for k in ("it_s", "steps_per_second", "steps_per_sec", "global_step/sec", "iters_per_sec")},
+    **{k: "total_steps" for k in ("total_steps", "max_steps", "max_iters", "max_iter", "total_iters")},
+    **{k: "total_epochs" for k in ("total_epochs", "max_epochs", "num_epochs")},
+}
+_TIME_FIELDS = {"elapsed_s", "s_it"}
+
+_INLINE = re.compile(rf"(?<![\w/.])([A-Za-z_][\w/]*(?: \([a-z]+\))?) ?[:=] *[(\[]?({_NUM})(?:/(\d+))?(?![\d:])")
+_RULER = re.compile(r"^[\s|+]*[-=]{3}[-=+|\s]*$")
+_PIPE_PAIR = re.compile(r"^\s*\|([^|]*)\|([^|]*)\|\s*$")
+_COLON_PAIR = re.compile(r"^\s*([A-Za-z_][\w/ .()-]{0,60}?):(?: (.*))?$")
+_LIST_ITEM = re.compile(r"^\s+- ")
+_SECTION = re.compile(r"^ +[a-z_][a-z0-9_./]*:$")  # an indented YAML key opening a nested block: `  td_error:`
+_VALUE = re.compile(rf"^\(?({_NUM}) ?(ms|s|sec)?\)?$")
+_HMS = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{2}(?:\.\d+)?)$")
+
+MAX_BLOCK_LINES = 200
+
+
+def norm_key(key: str) -> str:
+    """`Total time (s)` -> `total_time_s`, `train/loss` -> `loss` (the last path part)."""
+    k = re.sub(r"[^a-z0-9/]+", "_", key.lower()).strip("_")
+    if "/" in k and k != "global_step/sec":
+        k = k.rstrip("/").rsplit("/", 1)[-1]
+    return k
+
+
+def parse_value(text: str, fld: str | None = None) -> float | None:
+    """A cell or value as a number: `1,234`, `1.36s`, `250ms` (seconds for time fields), `0:07:18.01`."""
+    text = text.strip()
+    m = _VALUE.match(text)
+    if m is not None:
+        try:
+            v = float(m[1].replace(",", ""))
+        except ValueError:
+            return None
+        if m[2] == "ms" and fld in _TIME_FIELDS:
+            v /= 1000.0
+        return v
+    if fld in _TIME_FIELDS:
+        h = _HMS.match(text)
+        if h is not None:
+            return int(h[1] or 0) * 3600 + int(h[2]) * 60 + float(h[3])
+    return None
+
+
+_EVIDENCE = {"loss", "elapsed_s", "s_it", "ms_it", "it_s", "total_steps"}
+
+
+def fields_of(pairs: list[tuple[str, str]]) -> dict[str, float] | None:
+    """Field values of key/value pairs, or None without a step counter and a loss or time figure."""
+    step_key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
+    if step_key is None:
+        return None
+    out: dict[str, float] = {}
+    for k, v in pairs:
+        fld = "step" if k == step_key else KEY_FIELDS.get(k)
+        if fld is None or fld in out:
+            continue
+        x = parse_value(v.split("/")[0] if fld in ("step", "epoch") else v, fld)
+        if x is None or not (math.isfinite(x) or fld == "loss"):
+            continue
+        if fld in ("step", "epoch"):
+            if x != int(x) or x < 0:
+                if fld == "step":
+                    return None
+                continue
+            tot = re.match(r"^\d+/(\d+)$", v.strip())
+            if tot is not None:
+                out["total_steps" if fld == "step" else "total_epochs"] = float(tot[1])
+        out[fld] = x
+    if "step" not in out or not _EVIDENCE & set(out):
+        return None
+    return out
+
+
+def inline_pairs(text: str) -> list[tuple[str, str]]:
+    return [(norm_key(m[1]), m[2] + (f"/{m[3]}" if m[3] else "")) for m in _INLINE.finditer(text)]
+
+
+@dataclass
+class _Block:
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    first: LogLine | None = None
+    lines: int = 0
+    last_lineno: int = -1
+
+
+_ERRORISH = re.compile(r"error|fail|fatal|abort|exception|killed|crash|panic|timeout|timed out|traceback",
+                       re.IGNORECASE)
+_KNOWN_KEYS = frozenset(STEP_KEYS) | frozenset(KEY_FIELDS)
+# `Error code: 137`, `exit status: 1`, `signal: 9`: a number that reports a failure, not a metric
+_STATUS_KEY = re.compile(r"(?:^|_)(?:code|status|signal|exit|errno|rc|returncode|exitcode)(?:_|$)|fail|^errors?$")
+
+
+class TableReader:
+    """Feed it the lines no rule matched; `accept` says whether a line belonged to a structure, `ready()`
+    hands over the progress events found so far as (values, line) pairs."""
+
+    def __init__(self) -> None:
+        self._block = _Block()
+        self._header: list[str] | None = None
+        self._ready: list[tuple[dict[str, float], LogLine]] = []
+
+    def ready(self) -> list[tuple[dict[str, float], LogLine]]:
+        out, self._ready = self._ready, []
+        return out
+
+    def flush(self) -> None:
+        """End of input: a block still open is complete."""
+        b, self._block = self._block, _Block()
+        if b.pairs and b.first is not None:
+            values = fields_of(b.pairs)
+            if values is not None:
+                self._ready.append((values, b.first))
+
+    def accept(self, ll: LogLine) -> bool:
+        """Read one line no rule matched; True when it was taken as a line of progress (then it needs no
+        other reading)."""
+        text = ll.text
+        if self._block.pairs and ll.lineno != self._block.last_lineno + 1:
+            self.flush()  # another line came in between: that block is over
+        pair = _number_pair(text)
+        if pair is not None:  # `mean_td_error: -3.1e9` is a metric whatever its name says
+            self._add_pair(pair[0], pair[1], ll)
+            return pair[0] in _KNOWN_KEYS
+        if not text.strip() or _RULER.match(text) or _ERRORISH.search(text):
+            self.flush()
+            return False
+        cells = _cells(text)
+        if cells is not None and len(cells) >= 3:
+            return self._table_line(cells, ll)
+        pair = _PIPE_PAIR.match(text) or _COLON_PAIR.match(text)
+        if pair is not None and len(inline_pairs(text)) < 2:
+            key, value = norm_key(pair[1]), (pair[2] or "").strip()
+            self._add_pair(key, value, ll)
+            return False
+        if _LIST_ITEM.match(text) and self._block.pairs:
+            self._block.last_lineno = ll.lineno
+            return False
+        self.flush()
+        values = fields_of(inline_pairs(text))
+        if values is not None:
+            self._ready.append((values, ll))
+            return True
+        return False
+
+    @staticmethod
+    def claims(text: str) -> bool:
+        """Whether this reader handles the line wherever it stands (no need to learn a rule for it): a table
+        row, a `| key | value |` pair, a known `key: number` pair, a key/value line with a step."""
+        if _number_pair(text) is not None or _SECTION.match(text):
+            return True
+        if _ERRORISH.search(text):
+            return False
+        if _cells(text) is not None or _PIPE_PAIR.match(text):
+            return True
+        return fields_of(inline_pairs(text)) is not None
+
+    def _add_pair(self, key: str, value: str, ll: LogLine) -> None:
+        b = self._block
+        if b.lines >= MAX_BLOCK_LINES or (key in STEP_KEYS and any(k == key for k, _ in b.pairs)):
+            self.flush()  # a repeated counter starts the next block (blocks printed without separators)
+            b = self._block
+        b.pairs.append((key, value))
+        b.lines += 1
+        b.last_lineno = ll.lineno
+        if b.first is None or key in STEP_KEYS:
+            b.first = ll
+
+    def _table_line(self, cells: list[str], ll: LogLine) -> bool:
+        self.flush()
+        keys = [norm_key(c) for c in cells]
+        if all(keys) and not any(parse_value(c) is not None for c in cells):
+            # a header row: a table of steps, or another table (which ends the previous one)
+            self._header = keys if any(k in STEP_KEYS for k in keys) else None
+            return self._header is not None
+        h = self._header
+        if h is None or len(h) != len(cells):
+            return False
+        values = fields_of(list(zip(h, cells)))
+        if values is not None:
+            self._ready.append((values, ll))
+        return True
+
+
+def _number_pair(text: str) -> tuple[str, str] | None:
+    """(key, value) of a line that is one `key: number` or `| key | number |` pair, else None."""
+    pair = _PIPE_PAIR.match(text) or _COLON_PAIR.match(text)
+    if pair is None or len(inline_pairs(text)) >= 2:
+        return None
+    key, value = norm_key(pair[1]), (pair[2] or "").strip()
+    if not key or _STATUS_KEY.search(key) or parse_value(value, KEY_FIELDS.get(key)) is None:
+        return None
+    return key, value
+
+
+def _cells(text: str) -> list[str] | None:
+    """The cells of a `| a | b | c |` row (None if the line is not pipe-delimited)."""
+    t = text.strip()
+    if not t.startswith("|") or not t.endswith("|") or t.count("|") < 3:
+        return None
+    return [c.strip() for c in t[1:-1].split("|")]
+
+
+# -- rate figures -----------------------------------------------------------------------------------------
+
+_N = rf"(?<![\d.,])({_NUM})"  # not inside a number: a search stays linear on a long run of digits
+_RATES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(rf"{_N} ?(?:s|sec|secs)/(?:it|iter|step|batch)\b"), "s_it"),
+    (re.compile(rf"{_N} ?ms/(?:it|iter|step|batch)\b"), "ms_it"),
+    (re.compile(rf"{_N} ?(?:it|iters|steps|batches)/s(?:ec)?\b"), "it_s"),
+    (re.compile(rf"\b(?:global_step/sec|steps/sec|steps_per_second)[:=] ?({_NUM})"), "it_s"),
+    (re.compile(rf"(?<![\w/])Time +({_NUM}) \( ?{_NUM}\)"), "s_it"),  # ProgressMeter: `Time  0.512 ( 0.980)`
+    (re.compile(rf"(?<![\w/])(?<!elapsed )(?<!total )(?<!epoch )(?<!eval )(?:time|iter_time|step_time|batch_time"
+                rf"|time/iter|time/step)(?: \(data\))? ?[:=] ?({_NUM})(?: ?s\b)?(?![\d:])"), "s_it"),
+]
+
+
+def rate_figures(text: str) -> dict[str, float]:
+    """The time per iteration a progress line states in its own words (`0.52 s/it`, `3.9 it/s`, `247ms/step`,
+    `time: 0.52`), as `s_it` / `ms_it` / `it_s`; the first figure found."""
+    if "/" not in text and "time" not in text:
+        return {}
+    for rx, fld in _RATES:
+        m = rx.search(text)
+        if m is not None:
+            try:
+                v = float(m[1].replace(",", ""))
+            except ValueError:
+                continue
+            if v > 0:
+                return {fld: v}
+    return {}
