@@ -205,6 +205,10 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 default_ok, default = const_eval(kw.value)
             elif kw.arg == "action":
                 ok, action = const_eval(kw.value)
+            elif kw.arg == "nargs" and action is None:  # several values after one flag: a list
+                ok, n = const_eval(kw.value)
+                if ok and (n in {"+", "*"} or (isinstance(n, int) and n > 1)):
+                    action = "nargs"
         if not default_ok and action == "store_true":
             default_ok, default = True, False
         elif not default_ok and action == "store_false":

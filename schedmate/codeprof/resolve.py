@@ -294,6 +294,20 @@ class Resolver:
                 return self._world(ev)
             if f in {"hvd.local_size"} and self.local_world is not None:
                 return self.local_world
+            if tail == "split" and isinstance(node.func, ast.Attribute) and len(node.args) <= 1:
+                v = self._ev(node.func.value, ev)  # `args.gpu.split(",")`: "0,1,2,3" -> four ids
+                sep = self._ev(node.args[0], ev) if node.args else None
+                if isinstance(v, str) and (sep is None or isinstance(sep, str)):
+                    return [x for x in v.split(sep) if x.strip()]
+                raise Unknown("split")
+            if f in {"list", "tuple", "sorted"} and len(node.args) == 1:
+                inner = node.args[0]
+                if isinstance(inner, ast.Call) and (dotted(inner.func) or "") == "map" and len(inner.args) == 2:
+                    inner = inner.args[1]  # `list(map(int, ids))`: as many items as `ids`
+                v = self._ev(inner, ev)
+                if isinstance(v, (list, tuple)):
+                    return list(v)
+                raise Unknown(f)
             if f == "len" and len(node.args) == 1:  # `len(cfg.GPUS)`
                 v = self._ev(node.args[0], ev)
                 if isinstance(v, str) and re.fullmatch(r"[\[(]?[\d\s,]+[\])]?", v):  # "0,1,2,3", yacs "(0,1)"

@@ -181,3 +181,29 @@ def test_a_json_file_of_training_arguments_named_on_the_command_line_is_read(tmp
         "hf = HfArgumentParser((TrainingArguments,))\ntrainer = Trainer(model=model, args=args)\n")
     f = analyze_code(tmp_path, "python train.py --train_args_file args/sft.json", use_llm=False).facts
     assert f["micro_batch_size"].value == 1 and f["epochs"].value == 1 and f["grad_accum_steps"].value == 16
+
+
+def test_devices_listed_on_the_command_line_are_the_processes_the_script_starts_for_them(tmp_path):
+    (tmp_path / "main.py").write_text(
+        "import argparse\nimport torch.multiprocessing as mp\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--devices', type=str, nargs='+', default=['cuda:0'])\n"
+        "p.add_argument('--batch-size', type=int, default=64)\n\n\ndef worker(rank, n):\n"
+        "    loader = DataLoader(ds, batch_size=args.batch_size, sampler=DistributedSampler(ds))\n\n\n"
+        "if __name__ == '__main__':\n    args = p.parse_args()\n    n = len(args.devices)\n"
+        "    for rank in range(n):\n        mp.Process(target=worker, args=(rank, n)).start()\n")
+    f = analyze_code(tmp_path, "python main.py --devices cuda:0 cuda:1 cuda:2", use_llm=False).facts
+    assert f["num_gpus"].value == 3 and f["global_batch_size"].value == 192
+    f = analyze_code(tmp_path, "python main.py", use_llm=False).facts
+    assert f["num_gpus"].value == 1
+
+
+def test_a_comma_separated_gpu_list_split_in_code_sets_the_spawned_processes(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\nimport torch.multiprocessing as mp\n\n\ndef run(rank, n, devices):\n"
+        "    model = Net().to(devices[rank])\n    for epoch in range(12):\n        for batch in loader:\n"
+        "            pass\n\n\np = argparse.ArgumentParser()\np.add_argument('--gpu', type=str, default='0')\n"
+        "args = p.parse_args()\ndevices = list(map(int, args.gpu.split(',')))\nnprocs = len(devices)\n"
+        "mp.spawn(run, args=(nprocs, devices), nprocs=nprocs)\n")
+    f = analyze_code(tmp_path, "python train.py --gpu 0,1,2,3", use_llm=False).facts
+    assert f["num_gpus"].value == 4
+    assert f["epochs"].value == 12 and f["epochs"].evidence == ["train.py:8"]

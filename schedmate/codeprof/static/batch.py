@@ -280,6 +280,8 @@ class BatchMixin:
         if epochs is None and steps is None and r.val("framework") == "lightning" and self.lightning:
             # Lightning's Trainer runs 1000 epochs when given neither max_epochs nor max_steps
             epochs = (1000, [self.lightning[next(iter(self.lightning))][1][0], "lightning Trainer default"])
+        if epochs is None and steps is None:
+            epochs = self._epoch_loop()
         per_epoch = self._first(STEPS_PER_EPOCH)
         if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
                 and (to_int(epochs[0]) or 0) > 0:
@@ -303,6 +305,24 @@ class BatchMixin:
                 e, epochs = e * repeat[0], (e * repeat[0], [*epochs[1], *repeat[1]])
             if isinstance(e, int) and e > 0:
                 r.put("epochs", e, epochs[1])
+
+    _EPOCH_LOOP = re.compile(r"^\s*for\s+(?:epoch|ep|epoch_?(?:idx|id|num|i|no))\s+in\s+"
+                             r"(?:tqdm\.)?(?:t|tqdm\.)?range\(\s*(?:([\w.]+)\s*,\s*)?([\w.]+)\s*\)")
+
+    def _epoch_loop(self) -> tuple[int, list[str]] | None:
+        """The epochs of a training loop written out in the job's code (`for epoch in range(10):`), when no
+        setting names them: the entry script first, then the files it imports."""
+        order = sorted(self.r.py, key=lambda rel: rel != self.r.entry)
+        for rel in order:
+            for k, text in enumerate((self.wd.read_text(rel) or "").splitlines(), 1):
+                m = self._EPOCH_LOOP.match(text)
+                if not m:
+                    continue
+                ok, end, ev = self._resolver.eval(m.group(2))
+                ok0, start, ev0 = self._resolver.eval(m.group(1)) if m.group(1) else (True, 0, [])
+                if ok and ok0 and isinstance(end, int) and isinstance(start, int) and end - start > 0:
+                    return end - start, [f"{rel}:{k}", *ev0, *ev]
+        return None
 
     def _repeated_dataset(self) -> tuple[int, list[str]] | None:
         """`times` of an OpenMMLab `RepeatDataset` wrapping the training set (2.x `train_dataloader.dataset`,

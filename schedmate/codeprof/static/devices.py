@@ -137,6 +137,26 @@ class DevicesMixin:
             return Setting(v, [*where, *ev]) if ok and isinstance(v, int) and v > 0 else None
         return None
 
+    def _enclosing_range(self, rel: str, line: int) -> Setting | None:
+        """The count of the `for ... in range(<count>)` loop a line of the file sits in, when known."""
+        lines = (self.wd.read_text(rel) or "").splitlines()
+        if not 0 < line <= len(lines):
+            return None
+        indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
+        for k in range(line - 2, max(-1, line - 40), -1):
+            text = lines[k]
+            if not text.strip() or text.lstrip().startswith("#"):
+                continue
+            own = len(text) - len(text.lstrip())
+            if own >= indent:
+                continue
+            m = re.match(r"\s*for\s+\w+\s+in\s+range\(\s*([\w.()]+)\s*\):", text)
+            if not m:
+                return None  # the nearest enclosing block is not a counted loop
+            ok, v, ev = self._resolver.eval(m.group(1))
+            return Setting(v, [f"{rel}:{k + 1}", *ev]) if ok and isinstance(v, int) and v > 0 else None
+        return None
+
     def _bound_count(self, call: dict[str, Any], params: list[str], name: str, where: list[str]) -> Setting | None:
         """The positive integer `call` passes for parameter `name` of the function it calls."""
         k = params.index(name)

@@ -307,7 +307,8 @@ class ReadingMixin:
                     ):
                         vals.append(args[j])
                         j += 1
-                    P.set(dest, parse_scalar(vals[0]), where, COMMAND_LINE)
+                    P.set(dest, [parse_scalar(v) for v in vals] if action == "nargs" else parse_scalar(vals[0]),
+                          where, COMMAND_LINE)
                     i = j
                 else:
                     P.set(dest, True, where, COMMAND_LINE)
