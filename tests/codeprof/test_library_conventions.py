@@ -157,3 +157,17 @@ def test_an_openmmlab_repeat_dataset_makes_each_trainer_epoch_that_many_passes(t
         "train_cfg = dict(by_epoch=True, max_epochs=80)\n")
     f = analyze_code(tmp_path, "python tools/train.py configs/run.py", use_llm=False).facts
     assert f["epochs"].value == 160 and f["micro_batch_size"].value == 6
+
+
+def test_openmmlab_gradient_accumulation_multiplies_the_global_batch(tmp_path):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "train.py").write_text(
+        "from mmengine.runner import Runner\nrunner = Runner.from_cfg(cfg)\nrunner.train()\n")
+    (tmp_path / "configs" / "run.py").write_text(
+        "train_dataloader = dict(batch_size=16)\ntrain_cfg = dict(by_epoch=True, max_epochs=12)\n"
+        "optim_wrapper = dict(type='AmpOptimWrapper', accumulative_counts=4)\n")
+    f = analyze_code(tmp_path, "torchrun --nproc_per_node 8 tools/train.py configs/run.py --launcher pytorch",
+                     use_llm=False).facts
+    assert f["micro_batch_size"].value == 16 and f["num_gpus"].value == 8
+    assert f["global_batch_size"].value == 16 * 4 * 8

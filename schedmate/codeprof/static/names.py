@@ -51,6 +51,8 @@ ACCUM = (
     "update_freq",
     "accum_freq",
     "accumulate_grad_batches",
+    "optimizer_config.cumulative_iters",  # mmcv GradientCumulativeOptimizerHook
+    "optim_wrapper.accumulative_counts",  # mmengine OptimWrapper
 )
 SEQ = (
     "seq_len",
