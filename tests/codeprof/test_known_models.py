@@ -23,6 +23,9 @@ from schedmate.codeprof.known_models import KNOWN_MODELS
         ("resnet50d", "resnet50", 25.6e6),
         ("DiT_XL_2", "dit-xl-2", 675e6),
         ("google/mt5-base", "mt5-base", 580e6),
+        ("convnextv2_base", "convnextv2-base", 89e6),
+        ("convnext_base", "convnext-base", 89e6),
+        ("xcit_small_12_p16", "xcit-small-12", 26e6),
     ],
 )
 def test_a_well_known_model_name_gives_its_published_size(name, canonical, params):
