@@ -6,6 +6,7 @@ Every value is stored under its full dotted path and its leaf name, so `args.bat
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,18 @@ def norm(key: str) -> str:
     return key.strip().lstrip("-").replace("-", "_").lower()
 
 
+# a section of a config that is not the training run (evaluation, test, sampling, environment rollouts): its
+# `max_steps` or `batch_size` is reachable by its full path only, never under the bare leaf name
+_NOT_TRAINING_SECTION = re.compile(
+    r"^(?:env_runner|envs?|rollouts?|eval|evaluation|evaluator|val|valid|validation|test|testing|sampling|sampler|"
+    r"generation|generate|inference|predict|prediction)(?:_\w*)?$")
+
+
+def training_leaf(key: str) -> bool:
+    """Whether a dotted key's sections are the training run's (not evaluation, sampling, rollouts)."""
+    return not any(_NOT_TRAINING_SECTION.match(part) for part in key.split(".")[:-1])
+
+
 class ParamSpace:
     def __init__(self) -> None:
         self._full: dict[str, PVal] = {}
@@ -41,7 +54,7 @@ class ParamSpace:
         key = norm(key)
         pv = PVal(value, [where] if isinstance(where, str) else list(where), layer, key)
         tables = [(self._full, key)]
-        if leaf:
+        if leaf and training_leaf(key):
             tables.append((self._leaf, key.rsplit(".", 1)[-1]))
         for table, k in tables:
             old = table.get(k)

@@ -9,6 +9,7 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     LIBRARY_DEFAULT,
+    training_leaf,
 )
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.names import (
@@ -41,6 +42,9 @@ _LOOKALIKE = re.compile(r"eval|valid|(^|[._])val([._]|$)|test|infer|predict|warm
                         r"display|report|decay|sched|(^|[._])lr|patience|early|per_epoch|interval|freq|every|"
                         r"sample|gen|rollout|buffer|replay|target|(^|[._])min_|start|resume|skip|anneal|ramp|"
                         r"accum|grad|ema|swa|reg|prune|distill|teacher|pseudo", re.IGNORECASE)
+
+# an option documented as a knob of generation, sampling or evaluation is not the training run's
+_LOOKALIKE_HELP = re.compile(r"generat|sampl|inferenc|evaluat|validat|\btest", re.IGNORECASE)
 
 
 class BatchMixin:
@@ -78,7 +82,8 @@ class BatchMixin:
         hits: dict[int, list[str]] = {}
         for key, pv in self.r.params.items():
             leaf = key.rsplit(".", 1)[-1]
-            if pv.layer < CODE_DEFAULT or not pattern.match(leaf) or _LOOKALIKE.search(key):
+            if pv.layer < CODE_DEFAULT or not pattern.match(leaf) or _LOOKALIKE.search(key) or not training_leaf(key) \
+                    or _LOOKALIKE_HELP.search(self._help_of(key)):
                 continue
             v = to_int(pv.value)
             if v is not None and v > 0:
@@ -87,6 +92,14 @@ class BatchMixin:
             ((v, where),) = hits.items()
             return v, where
         return None
+
+    def _help_of(self, key: str) -> str:
+        """The argparse help text of the option stored under `key` ('' for other settings)."""
+        for s in self.r.py.values():
+            for a in s["argparse"]:
+                if a["dest"].lower() == key:
+                    return a.get("help") or ""
+        return ""
 
     def _help_says_per_device(self, found: tuple[Any, list[str]] | None) -> bool:
         """The option behind `found` is documented as a per-device batch (`help='batch size per compute
@@ -270,7 +283,11 @@ class BatchMixin:
         steps = None
         if "max_steps" in self.lightning and to_int(self.lightning["max_steps"][0]) not in (None, -1):
             steps = self.lightning["max_steps"]
-        if steps is None:
+        explicit_epochs = "max_epochs" in self.lightning and "lightning Trainer default" not in self.lightning[
+            "max_epochs"][1] and "max_steps" not in self.lightning
+        if steps is None and not explicit_epochs:
+            # (a Lightning Trainer told its max_epochs and no max_steps stops at those epochs: a `max_steps`
+            # elsewhere in its config is a schedule's horizon)
             steps = self._first(STEPS) or self._fuzzy("steps")
         duration = self._first(("max_duration", "train_duration"))
         unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None

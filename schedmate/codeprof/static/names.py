@@ -107,7 +107,7 @@ STEPS = (
 # a fixed number of optimizer steps per epoch (a cap per pass, or "epochs" that are blocks of iterations)
 STEPS_PER_EPOCH = ("max_steps_per_epoch", "iters_per_epoch", "num_iters_per_epoch", "iterations_per_epoch",
                    "num_iterations_per_epoch",
-                   "train_steps_per_epoch", "steps_per_epoch")
+                   "train_steps_per_epoch", "steps_per_epoch", "num_batches_per_epoch", "batches_per_epoch")
 # global batch sizes a script computes from its knobs and the world size
 COMPUTED_GLOBAL = ("total_batch_size", "global_batch_size", "effective_batch_size", "eff_batch_size",
                    "total_train_batch_size", "global_bs", "total_bs")

@@ -104,6 +104,8 @@ class RuntimeMixin:
             for k in LIGHTNING_KW:
                 got = P.get_path(f"trainer.{k}") or (P.get(k) if k in {"gpus", "devices", "max_epochs",
                                                                        "max_steps", "num_nodes"} else None)
+                if got is not None and "." in got.key and not got.key.endswith(f"trainer.{k}"):
+                    got = None  # another section's value (`model.max_steps`: a schedule's horizon)
                 if got is not None and k not in self.lightning and got.layer >= CODE_DEFAULT:
                     v = got.value
                     if k in {"gpus", "devices"} and isinstance(v, str) and re.fullmatch(r"\d+(,\s*\d+)*,?", v):
