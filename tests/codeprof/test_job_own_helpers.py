@@ -207,3 +207,16 @@ def test_a_comma_separated_gpu_list_split_in_code_sets_the_spawned_processes(tmp
     f = analyze_code(tmp_path, "python train.py --gpu 0,1,2,3", use_llm=False).facts
     assert f["num_gpus"].value == 4
     assert f["epochs"].value == 12 and f["epochs"].evidence == ["train.py:8"]
+
+
+def test_a_setting_the_entry_script_overwrites_in_the_branch_the_run_takes_is_the_one_used(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--dataset', default='cifar10')\np.add_argument('--batch_size', type=int, default=128)\n"
+        "p.add_argument('--epochs', type=int, default=100)\n\n\ndef main():\n    args = p.parse_args()\n"
+        "    if args.dataset == 'imagenet':\n        args.batch_size = 64\n        args.epochs = 800\n"
+        "    elif args.dataset == 'stl10':\n        args.batch_size = 32\n    model.cuda()\n\n\nmain()\n")
+    f = analyze_code(tmp_path, "python train.py --dataset imagenet", use_llm=False).facts
+    assert f["micro_batch_size"].value == 64 and f["epochs"].value == 800
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert f["micro_batch_size"].value == 128 and f["epochs"].value == 100

@@ -54,3 +54,15 @@ def test_batches_per_epoch_times_epochs_are_the_steps(tmp_path):
     })
     f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
     assert f["train_steps"].value == 100_000
+
+
+def test_lightnings_fast_dev_run_is_that_many_training_batches_and_no_epochs(tmp_path):
+    write(tmp_path, {"train.py": (
+        "import argparse\nimport pytorch_lightning as pl\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--fast_dev_run', default=1, type=int)\np.add_argument('--max_epochs', default=100, type=int)\n"
+        "args = p.parse_args()\ntrainer = pl.Trainer(max_epochs=args.max_epochs, fast_dev_run=args.fast_dev_run,"
+        " accelerator='gpu', devices=1)\ntrainer.fit(model)\n")})
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert f["train_steps"].value == 1 and f.get("epochs") is None
+    f = analyze_code(tmp_path, "python train.py --fast_dev_run 0", use_llm=False).facts
+    assert f.get("train_steps") is None and f["epochs"].value == 100

@@ -281,6 +281,12 @@ class BatchMixin:
             r.put("seq_len", to_int(seq[0]), seq[1])
         # duration ------------------------------------------------------------------------------
         steps = None
+        fast = self.lightning.get("fast_dev_run")
+        if fast is not None and fast[0] is not False and (to_int(fast[0]) or 0) > 0:
+            # Lightning's fast_dev_run: True runs one training batch, N runs N, and no epochs
+            n = 1 if fast[0] is True else to_int(fast[0])
+            r.put("train_steps", n, [*fast[1], "lightning fast_dev_run"])
+            return
         if "max_steps" in self.lightning and to_int(self.lightning["max_steps"][0]) not in (None, -1):
             steps = self.lightning["max_steps"]
         explicit_epochs = "max_epochs" in self.lightning and "lightning Trainer default" not in self.lightning[

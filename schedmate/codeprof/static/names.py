@@ -177,6 +177,7 @@ LIGHTNING_KW = {
     "max_steps",
     "accumulate_grad_batches",
     "accelerator",
+    "fast_dev_run",
 }
 _FLAG_WORDS = re.compile(r"^(true|false|yes|no|none|null)$", re.IGNORECASE)
 

@@ -23,6 +23,9 @@ from schedmate.codeprof.static.names import (
 )
 
 
+_SETTINGS_HOLDERS = {"args", "opt", "opts", "cfg", "config", "hparams", "hp", "params", "FLAGS"}
+
+
 class RuntimeMixin:
     """Values fixed in code at run time (TrainingArguments, Trainer, Accelerator, model configs) and the job's topology."""
 
@@ -163,6 +166,18 @@ class RuntimeMixin:
                         [f"{self.r.entry}:{a['line']}", *ev],
                         RUNTIME,
                     )
+        # settings the entry script overwrites in a branch the run takes (`if args.dataset == "imagenet":
+        # args.batch_size = 64`): the parsed value is replaced before training
+        for a in entry_assigns:
+            parts = a["target"].split(".")
+            if a["op"] is not None or len(parts) != 2 or parts[0] not in _SETTINGS_HOLDERS:
+                continue
+            cur = P.get(parts[1])
+            if cur is None or cur.layer >= RUNTIME or not a.get("when") or R.truth(a["when"]) is not True:
+                continue
+            ok, v, ev = R.eval(a["expr"])
+            if ok and isinstance(v, (int, float, str)) and not isinstance(v, bool):
+                P.set(parts[1], v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
         # in-place updates of known values (nanoGPT: gradient_accumulation_steps //= ddp_world_size)
         entry = self.r.py.get(self.r.entry or "", {})
         for a in entry.get("assigns", []):
