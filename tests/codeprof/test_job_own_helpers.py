@@ -220,3 +220,28 @@ def test_a_setting_the_entry_script_overwrites_in_the_branch_the_run_takes_is_th
     assert f["micro_batch_size"].value == 64 and f["epochs"].value == 800
     f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
     assert f["micro_batch_size"].value == 128 and f["epochs"].value == 100
+
+
+def test_a_config_objects_fields_set_at_module_level_replace_the_librarys_defaults(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "config.py").write_text(
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass TrainConfig:\n    train_epochs: int = 100\n"
+        "    train_micro_batch_size: int = 1\n    tp_size: int = 1\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom lib.config import TrainConfig\nconfig = TrainConfig()\nconfig.tp_size = 2\n"
+        "config.train_epochs = 3\nconfig.train_micro_batch_size = 8\n\n\ndef tweak(config):\n"
+        "    config.train_epochs = 7  # a function the run may not call\n\n\ntrainer.train(model.cuda())\n")
+    f = analyze_code(tmp_path, "torchrun --nproc_per_node 4 train.py", use_llm=False).facts
+    assert f["epochs"].value == 3 and f["micro_batch_size"].value == 8
+    assert f["global_batch_size"].value == 8 * 2  # 4 GPUs / tensor-parallel 2 = 2 data-parallel ranks
+
+
+def test_a_plain_python_process_that_spawns_one_worker_per_visible_gpu_leaves_the_count_to_submission(tmp_path):
+    (tmp_path / "main.py").write_text(
+        "import torch\n\n\ndef worker(gpu, args):\n    model.cuda(gpu)\n\n\ndef main():\n"
+        "    n = torch.cuda.device_count()\n    torch.multiprocessing.spawn(worker, (None,), n)\n\n\nmain()\n")
+    f = analyze_code(tmp_path, "python main.py", use_llm=False).facts
+    assert f.get("num_gpus") is None
+    f = analyze_code(tmp_path, "CUDA_VISIBLE_DEVICES=0,1 python main.py", use_llm=False).facts
+    assert f["num_gpus"].value == 2

@@ -15,6 +15,7 @@ MICRO = (
     "micro_batch_size",
     "per_device_train_batch_size",
     "train_micro_batch_size_per_gpu",
+    "train_micro_batch_size",
     "micro_bsz",
     "local_batch_size",
     "batch_size_per_gpu",

@@ -50,7 +50,11 @@ class RuntimeMixin:
         entry = self.r.py.get(self.r.entry or "", {})
         for a in entry.get("assigns", []):
             assigns.setdefault(a["target"], []).append(a)
-        return Resolver(self.r.params, env, world, local, assigns, self.r.entry or "")
+        # `torch.cuda.device_count()` is the launcher's processes per node only when a launcher started one
+        # process per GPU; a plain `python` process sees whatever GPUs the job is given
+        visible = [d for d in (L.env.get("CUDA_VISIBLE_DEVICES") or "").split(",") if d.strip().isdigit()]
+        per_node = local if L.get("distributed_launcher") else (len(visible) or None)
+        return Resolver(self.r.params, env, world, per_node, assigns, self.r.entry or "")
 
     def _active(self, call: dict[str, Any]) -> bool | None:
         return self._resolver.truth(call.get("when", []))
@@ -173,8 +177,10 @@ class RuntimeMixin:
             if a["op"] is not None or len(parts) != 2 or parts[0] not in _SETTINGS_HOLDERS:
                 continue
             cur = P.get(parts[1])
-            if cur is None or cur.layer >= RUNTIME or not a.get("when") or R.truth(a["when"]) is not True:
+            if cur is None or cur.layer >= RUNTIME:
                 continue
+            if (a.get("when") and R.truth(a["when"]) is not True) or (not a.get("when") and a["depth"] > 0):
+                continue  # a branch the run may not take, or a function body the run may not call
             ok, v, ev = R.eval(a["expr"])
             if ok and isinstance(v, (int, float, str)) and not isinstance(v, bool):
                 P.set(parts[1], v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
@@ -220,8 +226,9 @@ class RuntimeMixin:
                 if isinstance(v, int):
                     nodes = Setting(v, ev)
             for rel, c in self._find_calls("spawn", "start_processes"):
-                if c["func"].split(".")[0] in {"mp", "torch", "multiprocessing"} and "nprocs" in c["kwargs"]:
-                    ok, v, ev = self._resolver.eval(c["kwargs"]["nprocs"])
+                src = c["kwargs"].get("nprocs") or (c["args"][2] if len(c["args"]) > 2 else None)
+                if c["func"].split(".")[0] in {"mp", "torch", "multiprocessing"} and src is not None:
+                    ok, v, ev = self._resolver.eval(src)
                     nprocs = None
                     if ok and isinstance(v, int):
                         ppn = Setting(v, [f"{rel}:{c['line']}", *ev])
