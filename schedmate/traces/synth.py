@@ -62,17 +62,25 @@ def calibration(kind: str, path: str | None = None) -> dict[str, Any]:
 # --------------------------------------------------------------------------- samplers
 
 
+def _libm(fn: Any, x: np.ndarray) -> np.ndarray:
+    """`fn` (a `math` function) element by element. NumPy's own exp/log kernels differ in the last bit
+    between CPUs (AVX-512 machines take a SIMD path), so a trace drawn through them is not the same trace on
+    every machine; libm's scalar functions are."""
+    return np.fromiter((fn(v) for v in np.asarray(x, dtype=float).ravel()), dtype=float,
+                       count=np.size(x)).reshape(np.shape(x))
+
+
 def _durations(cal: dict[str, Any], n: int, rng: np.random.Generator) -> np.ndarray:
     d = cal["duration"]
     if d["model"] == "empirical_quantiles":
         u = rng.random(n)
-        return np.expm1(np.interp(u, d["probs"], np.log1p(d["seconds"])))
+        return _libm(math.expm1, np.interp(u, d["probs"], _libm(math.log1p, np.asarray(d["seconds"]))))
     if d["model"] == "lognormal":
         mu, s, cap = math.log(d["median_s"]), d["sigma"], d["cap_s"]
-        out = np.exp(mu + s * rng.standard_normal(n))
+        out = _libm(math.exp, mu + s * rng.standard_normal(n))
         over = out > cap
         while over.any():  # truncation by rejection (the tail beyond the cap is tiny)
-            out[over] = np.exp(mu + s * rng.standard_normal(int(over.sum())))
+            out[over] = _libm(math.exp, mu + s * rng.standard_normal(int(over.sum())))
             over = out > cap
         return np.round(out, 1)
     raise ValueError(f"unknown duration model {d['model']!r}")
@@ -157,7 +165,7 @@ def _targets(cal: dict[str, Any]) -> dict[str, float]:
     if d["model"] == "empirical_quantiles":
         for q in (0.1, 0.5, 0.9):
             key = {0.1: "p10", 0.5: "median", 0.9: "p90"}[q] + "_duration_s"
-            t[key] = float(np.expm1(np.interp(q, d["probs"], np.log1p(d["seconds"]))))
+            t[key] = math.expm1(float(np.interp(q, d["probs"], _libm(math.log1p, np.asarray(d["seconds"])))))
     else:
         t["median_duration_s"] = float(d["median_s"])
         t["mean_duration_s"] = float(d["target_mean_s"])

@@ -88,6 +88,8 @@ def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_
         # again then fails to launch
         wait_until("the NCCL job requeued and pending again", lambda: (
             s.cluster.show_job(nccl_job).get("Restarts"), s.cluster.squeue_field(nccl_job, "%T")) == ("1", "PENDING"))
+        # and not while the node still cleans up the first run: on a loaded machine the second launch then fails
+        wait_until("the node done completing", lambda: "comp" not in s.cluster.run("sinfo", "-h", "-o", "%T").stdout)
         s.cluster.run("scontrol", "update", f"JobId={nccl_job}", "StartTime=now")  # skip Slurm's 2-min requeue delay
         for j in (job, hung_job, nccl_job):
             s.cluster.wait_for_state(j, {"COMPLETED", "CANCELLED", "TIMEOUT", "FAILED"}, timeout_s=240)
