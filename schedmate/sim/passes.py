@@ -1,0 +1,187 @@
+"""The scheduling pass: one walk over the waiting queue that starts, preempts for and backfills jobs
+(EASY reservations behind a blocked head), the relaxed second pass some placements ask for, and the
+migration rounds after them. `SchedulingPasses` adds these to `JobTransitions`; the event loop
+(`sim.engine`) runs `_schedule` once per instant at which something changed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+
+from schedmate.policies.base import PreemptionPolicy, Wait
+from schedmate.policies.estimates import predicted_remaining
+from schedmate.sim.core import WAKE
+from schedmate.sim.queue import QueueScan
+from schedmate.sim.state import JobState
+from schedmate.sim.transitions import JobTransitions
+
+
+class SchedulingPasses(JobTransitions):
+    """The scheduling pass on top of the job transitions (see the module doc)."""
+
+    def _schedule(self, t: float) -> None:
+        self._pass(t)
+        self._relaxed_pass(t)
+        migration = self.scheduler.migration
+        if migration is None:
+            return
+        # moves free the spread placements they leave: the queue gets another pass on them at once
+        for _ in range(len(self.running)):
+            running = sorted(self.running, key=lambda j: j.idx)
+            moves = migration.moves(running, self.cluster, self.scheduler.order, t, self.config.restart_cost_s)
+            if not moves:
+                break
+            for js, where in moves:
+                self.migrate(js, where, t)
+            self._pass(t)
+            self._relaxed_pass(t)
+
+    def _relaxed_pass(self, t: float) -> None:
+        """A second pass for placements the policy makes only on GPUs the first pass left (see
+        `PlacementPolicy.begin_relaxed_pass`)."""
+        placement = self.scheduler.placement
+        if placement.begin_relaxed_pass():
+            try:
+                self._pass(t)
+            finally:
+                placement.end_relaxed_pass()
+
+    def _pass(self, t: float) -> None:
+        self.passes += 1
+        order = self.scheduler.order
+        placement = self.scheduler.placement
+        preemption = self.scheduler.preemption
+        if preemption is not None and not (order.preemptive or preemption.any_order):
+            preemption = None
+        upgrade = preemption is not None and preemption.any_order
+        note_unplaced = placement.note_unplaced if placement.tracks_unplaced else None
+        cluster = self.cluster
+        jobs = self.jobs
+        reservation: tuple[float, int] | None = None  # (shadow time, spare GPUs) for EASY backfill
+        may_preempt = preemption is not None
+        smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
+        monotone = placement.monotone
+        backfill_budget = self.scheduler.backfill_depth
+        scan = QueueScan(self.waiting_by_gpus, self.waiting)
+        # a job too big for what is left is only skipped (with its whole demand) when no preemption, no
+        # blocking head and no placement note is at stake: the scan can then skip such demands itself
+        skip_hopeless = not order.blocking and note_unplaced is None
+        while True:
+            if cluster.total_free == 0 and not may_preempt:
+                break
+            if skip_hopeless and not may_preempt:
+                free = cluster.total_free
+                scan.limit = smallest_misfit - 1 if monotone and smallest_misfit <= free else free
+            entry = scan.next()
+            if entry is None:
+                break
+            js = jobs.live[entry[1]]
+            g = js.num_gpus
+            hopeless = g > cluster.total_free or (monotone and g >= smallest_misfit)
+            if hopeless and not may_preempt:
+                # GPUs only get scarcer during a pass: no job of this size can start any more.
+                scan.drop(g)
+                if not order.blocking or reservation is not None:
+                    if note_unplaced is not None:  # its first job still counts as unplaced (e.g. to age a reservation)
+                        note_unplaced(js, cluster, t)
+                    continue
+            if reservation is not None:
+                backfill_budget -= 1
+                if backfill_budget < 0:
+                    break
+                if hopeless or not self._backfill_ok(js, t, reservation):
+                    continue
+            if hopeless:
+                decision = None
+            else:
+                decision = placement.place(js, cluster, t)
+                if decision is None and g < smallest_misfit:
+                    smallest_misfit = g
+            if decision is None and note_unplaced is not None:
+                note_unplaced(js, cluster, t)
+            if isinstance(decision, tuple):
+                if upgrade and may_preempt and preemption.wants(js, t):
+                    found = preemption.upgrade(js, decision, self._running_for(preemption), cluster, placement, order, t)
+                    if found is not None:
+                        victims, decision = found
+                        for v in victims:
+                            self.preempt(v, t)
+                        self.start(js, decision, t)
+                        if reservation is not None:
+                            reservation = self._consume_reservation(js, t, reservation)
+                        smallest_misfit = 1 << 30
+                        scan.restart(None)  # victims re-entered the queue: rescan from the top
+                        continue
+                self.start(js, decision, t)
+                if reservation is not None:
+                    reservation = self._consume_reservation(js, t, reservation)
+                continue
+            if isinstance(decision, Wait):
+                if js.wake_at != decision.until and decision.until > t:
+                    js.wake_at = decision.until
+                    self.push(decision.until, WAKE, js.idx)
+                # a job told to wait may still preempt (e.g. a delay timer that ran out at one level
+                # while the next level's has not): its own priority and the victims' bound it
+                if not (may_preempt and preemption.any_order and preemption.wants(js, t)):
+                    continue
+            if may_preempt and preemption.wants(js, t):
+                running = self._running_for(preemption)
+                found = preemption.victims(js, running, cluster, placement, order, t)
+                if found is not None:
+                    victims, where = found
+                    for v in victims:
+                        self.preempt(v, t)
+                    self.start(js, where, t)
+                    smallest_misfit = 1 << 30  # preemption freed GPUs
+                    # Victims are of a worse class, so they re-entered the queue behind this entry
+                    # (orders keep keys consistent with classes): carry on from here.
+                    scan.restart(entry)
+                    continue
+                may_preempt = False  # worse jobs behind this one cannot preempt either
+            if order.blocking and reservation is None:
+                if not self.scheduler.backfill:
+                    break
+                reservation = self._reserve(js, t)
+                if reservation is None:
+                    break
+        if self.config.record_timeseries:
+            ts = self.timeseries
+            ts.t.append(t)
+            ts.queued.append(len(self.waiting))
+            ts.busy_gpus.append(cluster.total_gpus - cluster.total_free)
+
+    def _running_for(self, preemption: PreemptionPolicy) -> Iterable[JobState]:
+        if preemption.any_order:  # the policy ranks victims itself; index order keeps it deterministic
+            return sorted(self.running, key=lambda j: j.idx)
+        return self._running_worst_first()
+
+    def _running_worst_first(self) -> Iterator[JobState]:
+        # running_by_class is ascending (best class first); lazy, since victims are usually few
+        live = self.jobs.live
+        return (live[e[2]] for e in reversed(self.running_by_class))
+
+    def _reserve(self, head: JobState, t: float) -> tuple[float, int] | None:
+        """EASY: when will the blocked head fit, and how many GPUs are spare then?"""
+        free = self.cluster.total_free
+        need = head.num_gpus
+        live = self.jobs.live
+        for end, idx in self.running_by_end:
+            if end == math.inf:
+                return None  # without estimates there is no safe backfill
+            free += live[idx].num_gpus
+            if free >= need:
+                return max(end, t), free - need
+        return None
+
+    def _backfill_ok(self, js: JobState, t: float, reservation: tuple[float, int]) -> bool:
+        shadow, spare = reservation
+        r = predicted_remaining(js, t)
+        return (r is not None and t + r <= shadow) or js.num_gpus <= spare
+
+    def _consume_reservation(self, js: JobState, t: float, reservation: tuple[float, int]) -> tuple[float, int]:
+        shadow, spare = reservation
+        r = predicted_remaining(js, t)
+        if r is not None and t + r <= shadow:
+            return reservation
+        return shadow, spare - js.num_gpus
