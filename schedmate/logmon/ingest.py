@@ -25,7 +25,7 @@ _RANK = re.compile(
 )
 _ISO = re.compile(
     r"\[?(?P<y>\d{4}|\d\d)[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
-    r"(?P<tz>Z|[+-]\d\d:?\d\d)?\]?(?:\s*[|:-]\s|\s+|$)"
+    r"(?P<tz>Z|[+-]\d\d:?\d\d)?(?:\](?=\[)|\]?(?:\s*[|:-]\s|\s+|$))"
 )
 # `[05/01 12:00:00]`, also with the logger name inside the brackets (detectron2: `[05/01 12:00:00 d2.engine]:`)
 _MMDD = re.compile(r"\[(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?"

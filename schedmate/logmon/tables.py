@@ -48,7 +48,8 @@ KEY_FIELDS: dict[str, str] = {
 }
 _TIME_FIELDS = {"elapsed_s", "s_it"}
 
-_INLINE = re.compile(rf"(?<![\w/.])([A-Za-z_][\w/]*(?: \([a-z]+\))?) ?[:=] *[(\[]?({_NUM})(?:/(\d+))?(?![\d:])")
+# keys bare or quoted (`loss=2.3`, `"train_loss": 2.3` in a JSON line)
+_INLINE = re.compile(rf"(?<![\w/.])[\"']?([A-Za-z_][\w/]*(?: \([a-z]+\))?)[\"']? ?[:=] *[(\[]?({_NUM})(?:/(\d+))?(?![\d:])")
 _RULER = re.compile(r"^[\s|+]*[-=]{3}[-=+|\s]*$")
 _PIPE_PAIR = re.compile(r"^\s*\|([^|]*)\|([^|]*)\|\s*$")
 _COLON_PAIR = re.compile(r"^\s*([A-Za-z_][\w/ .()-]{0,60}?):(?: (.*))?$")
@@ -90,11 +91,22 @@ def parse_value(text: str, fld: str | None = None) -> float | None:
 _EVIDENCE = {"loss", "elapsed_s", "s_it", "ms_it", "it_s", "total_steps"}
 
 
-def fields_of(pairs: list[tuple[str, str]]) -> dict[str, float] | None:
-    """Field values of key/value pairs, or None without a step counter and a loss or time figure."""
+EPOCH_LINE = "_epoch_line"
+"""A value marking an epoch line (`Rule.epoch_counter`): the epoch is the counter while no step shows."""
+
+
+def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[str, float] | None:
+    """Field values of key/value pairs, or None without a step counter and a loss or time figure. With
+    `epoch_line`, pairs with a whole epoch and a loss but no step (a JSON line per epoch) are an epoch line."""
     step_key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
     if step_key is None:
-        return None
+        if not epoch_line:
+            return None
+        vals = {KEY_FIELDS[k]: parse_value(v, KEY_FIELDS[k]) for k, v in pairs if KEY_FIELDS.get(k) in ("epoch", "loss")}
+        ep, loss = vals.get("epoch"), vals.get("loss")
+        if ep is None or loss is None or ep != int(ep) or ep < 0:
+            return None
+        return {"epoch": ep, "loss": loss, EPOCH_LINE: 1.0}
     out: dict[str, float] = {}
     for k, v in pairs:
         fld = "step" if k == step_key else KEY_FIELDS.get(k)
@@ -182,7 +194,7 @@ class TableReader:
             self._block.last_lineno = ll.lineno
             return False
         self.flush()
-        values = fields_of(inline_pairs(text))
+        values = fields_of(inline_pairs(text), epoch_line=True)
         if values is not None:
             self._ready.append((values, ll))
             return True
@@ -249,6 +261,7 @@ def _cells(text: str) -> list[str] | None:
 # -- rate figures -----------------------------------------------------------------------------------------
 
 _N = rf"(?<![\d.,])({_NUM})"  # not inside a number: a search stays linear on a long run of digits
+_PER_N = re.compile(rf"{_N} ?s(?:ec)? ?/ ?(\d+) ?(?:iters|iterations|steps|batches)\b")
 _RATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_N} ?(?:s|sec|secs)/(?:it|iter|step|batch)\b"), "s_it"),
     (re.compile(rf"{_N} ?ms/(?:it|iter|step|batch)\b"), "ms_it"),
@@ -265,6 +278,14 @@ def rate_figures(text: str) -> dict[str, float]:
     `time: 0.52`), as `s_it` / `ms_it` / `it_s`; the first figure found."""
     if "/" not in text and "time" not in text:
         return {}
+    per_n = _PER_N.search(text)
+    if per_n is not None:  # `Time 11.147s / 10iters`: seconds over a number of iterations
+        try:
+            secs, n = float(per_n[1].replace(",", "")), int(per_n[2])
+        except ValueError:
+            secs, n = 0.0, 0
+        if secs > 0 and n > 0:
+            return {"s_it": secs / n}
     for rx, fld in _RATES:
         m = rx.search(text)
         if m is not None:

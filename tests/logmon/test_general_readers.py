@@ -1,0 +1,115 @@
+"""General readers of counters, rates and failure lines as real logs print them (our own fixture lines)."""
+
+from __future__ import annotations
+
+from schedmate.logmon.cli import make_monitor
+from schedmate.logmon.ingest import parse_timestamp
+
+
+def report_of(text: str):
+    mon = make_monitor("fixture", use_llm=False)
+    mon.feed(text)
+    return mon.finish()
+
+
+def test_a_tqdm_bar_with_a_custom_unit_gives_its_counter_and_rate():
+    r = report_of("Round 1/5:   1%|1         | 12/900 [00:30<37:00,  2.50s/batch, loss=0.8, seen=5012]\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (12, 900)
+    assert abs(r.progress.iteration_time_s - 2.5) < 1e-9
+
+
+def test_a_tqdm_bar_counting_images_per_second_gives_the_inverse_rate():
+    r = report_of("Fold 2:  40%|####      | 40/100 [00:10<00:15,  4.00img/s, loss (batch)=0.3]\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (40, 100)
+    assert abs(r.progress.iteration_time_s - 0.25) < 1e-9
+
+
+def test_an_evaluation_bar_named_beside_the_epoch_is_not_the_training_counter():
+    r = report_of("Epoch 4 loss=0.31: 100%|##########| 250/250 [05:00<00:00,  1.20s/it]\n"
+                  "Epoch 4 (validation) acc=0.72:   8%|8         | 30/400 [00:10<02:00,  3.00it/s]\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (250, 250)
+    assert abs(r.progress.iteration_time_s - 1.2) < 1e-9
+
+
+def test_a_shell_job_report_of_a_killed_command_is_an_oom_kill():
+    r = report_of("step 10 loss 1.0\nstep 20 loss 0.9\n"
+                  "./launch.sh: line 12: 40211 Killed                  python fit.py --cfg a.yaml\n")
+    assert r.failure.category.value == "oom" and r.failure.failed and r.failure.onset_line == 3
+
+
+def test_an_interactive_shell_killed_job_is_an_oom_kill():
+    r = report_of("step 10 loss 1.0\n[1]+  Killed                  python fit.py\n")
+    assert r.failure.category.value == "oom"
+
+
+def test_epoch_lines_without_a_total_count_epochs_and_time_them_from_timestamps():
+    lines = "".join(f"2025-03-01 10:{i * 2:02d}:00,000 [INFO] Epoch {i}, Time {120.0 * i:.1f}s, Loss 0.{50 - i}\n"
+                    for i in range(1, 7))
+    r = report_of(lines)
+    assert r.progress.current_step == 6 and r.progress.total_steps is None
+    assert abs(r.progress.iteration_time_s - 120.0) < 1e-6
+
+
+def test_an_epoch_line_does_not_displace_a_step_counter():
+    lines = "".join(f"step {s}/400 loss 0.5\n" for s in (10, 20, 30)) + "Epoch 1: train_loss 0.5 val_acc 0.7\n"
+    r = report_of(lines)
+    assert (r.progress.current_step, r.progress.total_steps) == (30, 400)
+
+
+def test_a_counter_on_a_timed_line_without_loss_is_the_step_and_seconds_per_n_iterations_are_divided():
+    r = report_of("Epoch: 2\tIteration: 40\tTime 9.000s / 20iters, (0.450)\tData 0.1s / 20iters\n"
+                  "lr = [0.01]\tLoss = 1.2\n")
+    assert r.progress.current_step == 40 and r.progress.total_steps is None
+    assert abs(r.progress.iteration_time_s - 0.45) < 1e-9
+
+
+def test_a_report_per_range_of_batches_counts_the_range_end():
+    r = report_of("2024-06-01 08:00:00,000 (trainer:1) INFO: 2epoch:train:1-50batch: loss=2.0\n"
+                  "2024-06-01 08:00:40,000 (trainer:1) INFO: 2epoch:train:51-100batch: loss=1.9\n")
+    assert r.progress.current_step == 100 and r.progress.total_steps is None
+
+
+def test_two_agreeing_timestamp_intervals_over_many_steps_beat_a_framework_time_field():
+    lines = ("2024-06-01 08:00:00,000 INFO: 1-100batch: loss=2.0, iter_time=0.2\n"
+             "2024-06-01 08:01:30,000 INFO: 101-200batch: loss=1.9, iter_time=0.2\n"
+             "2024-06-01 08:03:01,000 INFO: 201-300batch: loss=1.8, iter_time=0.2\n")
+    r = report_of(lines)
+    assert r.progress.current_step == 300
+    assert abs(r.progress.iteration_time_s - 0.905) < 0.01
+
+
+def test_a_resume_line_and_a_total_in_words_give_the_counters():
+    r = report_of("Planned: 500 epochs for total iters 40000.\nStart training from epoch: 311, iter: 25000\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (25000, 40000)
+
+
+def test_a_bracketed_timestamp_followed_by_a_bracketed_logger_tag_is_parsed():
+    ts, rest = parse_timestamp("[2024-02-03 04:05:06][trainer][INFO] - Epoch 3: loss 0.2")
+    assert ts is not None and rest.startswith("[trainer]")
+
+
+def test_a_nan_loss_in_a_tqdm_postfix_is_a_nan_failure():
+    r = report_of("Fitting:   5%|5         | 50/1000 [00:20<06:20,  2.50it/s, Loss=0.91]\n"
+                  "Fitting:  10%|#         | 100/1000 [00:40<06:00,  2.50it/s, Loss=nan]\n")
+    assert r.failure.category.value == "nan" and r.failure.failed
+    assert r.progress.current_step == 100
+
+
+def test_json_lines_with_an_epoch_and_a_loss_count_epochs():
+    lines = "".join(f'{{"train_lr": 0.001, "train_loss": {2.0 - e / 10:.3f}, "epoch": {e}, "n_parameters": 1000}}\n'
+                    for e in range(3, 8))
+    r = report_of(lines)
+    assert r.progress.current_step == 7 and r.progress.total_steps is None
+
+
+def test_json_lines_with_a_quoted_step_key_are_step_events():
+    r = report_of('{"step": 10, "loss": 1.5, "time": 0.2}\n{"step": 20, "loss": 1.4, "time": 0.2}\n')
+    assert r.progress.current_step == 20
+    assert abs(r.progress.iteration_time_s - 0.2) < 1e-9
+
+
+def test_bars_of_data_work_in_examples_or_bytes_are_not_the_training_counter():
+    r = report_of("Map: 100%|##########| 870/870 [00:00<00:00, 1846.48 examples/s]\n"
+                  "weights.bin: 100%|##########| 512/512 [00:09<00:00, 55.1MB/s]\n"
+                  "  3%|3         | 1/30 [00:20<09:40, 20.00s/it]\n  7%|6         | 2/30 [00:25<05:00, 10.70s/it]\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (2, 30)
