@@ -24,7 +24,7 @@ from collections.abc import Callable
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
 from schedmate.logmon.matching import RuleSet
-from schedmate.logmon.progress import ProgressTracker, line_values
+from schedmate.logmon.progress import ProgressTracker, line_values, own_or_previous_label
 from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
 from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_injection: re-exported
     Assistant,
@@ -215,6 +215,8 @@ class Monitor(Resolution):
                 self.unmatched += 1
                 return
             values, label = line_values(rule, m, text)
+            if len(self._recent) >= 2:  # this line is the last one
+                label = own_or_previous_label(label, self._recent[-2].text)
             self._on_progress(values, ll, rule.epoch_base, label)
             if rule.marks_pause:
                 self.progress.on_pause(ll.lineno)

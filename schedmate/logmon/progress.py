@@ -32,7 +32,8 @@ _RATE_FIELDS = ("it_s", "s_it", "ms_it")
 # words at a word start: `Validation`, `Detecting objects`, `Class Images ... mAP50`, `Map` (datasets), not
 # `interval`, `latest` or `classifier`
 _SIDE_LABEL = re.compile(r"\b(?:val(?:id|\b|_)|eval|test|detect|comput|infer|predict|sampl|generat|decod|map\b|map\d"
-                         r"|precision|recall|class(?!if)|load|download|prepar|tokeniz|filter|sanity|metric|score)",
+                         r"|precision|recall|class(?!if)|load|download|prepar|tokeniz|filter|sanity|metric|score"
+                         r"|cach(?:e|ing)\b)",
                          re.IGNORECASE)
 _TRAIN_LABEL = re.compile(r"train|\bepoch|\bstep|\biter|\bfit\b|\bbatch", re.IGNORECASE)
 _LABEL_EPOCH = re.compile(r"\bepoch\W{0,3}(\d+)(?: ?(?:/|of) ?(\d+))?", re.IGNORECASE)
@@ -49,6 +50,22 @@ def counter_label(text: str, m: re.Match[str]) -> str | None:
 # a description that says outright it is evaluation, even beside the epoch: `Epoch 15 (validation) acc=0.9:`
 _STRONG_SIDE = re.compile(r"\b(?:validation|validating|evaluation|evaluating|testing)\b|\((?:val|valid|eval|test)\)",
                           re.IGNORECASE)
+
+
+# what a bar without a description of its own has before its counter: `100% 6/6 [`, `  3%|▎  | 120/4000 [`
+_BARE = re.compile(r"^[\s\d.%|#=>▏▎▍▌▋▊▉█━─-]*$")
+_COUNTERISH = re.compile(r"\d+ ?/ ?\d+|%\|")
+
+
+def own_or_previous_label(label: str | None, previous: str | None) -> str | None:
+    """A bar with no description of its own is described by the line just before it when that line is a
+    short phrase and no progress print itself (`caching latents.` then `100% 6/6 [00:12<00:00, 2.00s/it]`)."""
+    if label is None or not _BARE.match(label) or not previous:
+        return label
+    prev = previous.strip()
+    if not prev or len(prev) > 60 or _COUNTERISH.search(prev):
+        return label
+    return prev
 
 
 def side_label(label: str | None) -> bool:

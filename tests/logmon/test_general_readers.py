@@ -113,3 +113,16 @@ def test_bars_of_data_work_in_examples_or_bytes_are_not_the_training_counter():
                   "weights.bin: 100%|##########| 512/512 [00:09<00:00, 55.1MB/s]\n"
                   "  3%|3         | 1/30 [00:20<09:40, 20.00s/it]\n  7%|6         | 2/30 [00:25<05:00, 10.70s/it]\n")
     assert (r.progress.current_step, r.progress.total_steps) == (2, 30)
+
+
+def test_a_bare_bar_is_described_by_the_short_line_before_it():
+    r = report_of("loading label files.\n100% 40/40 [00:00<00:00, 900.00it/s]\nbuilding cache...\n"
+                  "100% 8/8 [00:16<00:00,  2.00s/it]\nstarting the run\n")
+    assert r.progress.current_step is None and r.progress.iteration_time_s is None
+
+
+def test_a_bare_bar_after_a_training_banner_is_the_training_counter():
+    r = report_of("***** Running training *****\n  1%|1         | 10/1000 [00:05<08:15,  2.00it/s]\n"
+                  "  2%|2         | 20/1000 [00:10<08:10,  2.00it/s]\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (20, 1000)
+    assert abs(r.progress.iteration_time_s - 0.5) < 1e-9
