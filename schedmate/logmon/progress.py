@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from schedmate.logmon.rules import Rule
-from schedmate.logmon.tables import EPOCH_LINE, rate_figures
+from schedmate.logmon.tables import EPOCH_LINE, elapsed_figure, rate_figures
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
@@ -85,6 +85,8 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
         values[EPOCH_LINE] = 1.0
     if "step" in values and not any(f in values for f in _RATE_FIELDS):
         values.update(rate_figures(text[m.start("step"):]))
+        if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
+            values.update(elapsed_figure(text[m.start("step"):]))
     return values, counter_label(text, m)
 
 

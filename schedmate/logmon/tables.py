@@ -267,10 +267,27 @@ _RATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_N} ?ms/(?:it|iter|step|batch)\b"), "ms_it"),
     (re.compile(rf"{_N} ?(?:it|iters|steps|batches)/s(?:ec)?\b"), "it_s"),
     (re.compile(rf"\b(?:global_step/sec|steps/sec|steps_per_second)[:=] ?({_NUM})"), "it_s"),
-    (re.compile(rf"(?<![\w/])Time +({_NUM}) \( ?{_NUM}\)"), "s_it"),  # ProgressMeter: `Time  0.512 ( 0.980)`
+    # ProgressMeter: `Time  0.512 ( 0.980)`, also `Time: 0.630s (0.682s)` (the current figure, then the average)
+    (re.compile(rf"(?<![\w/])Time:? +({_NUM})s? \( ?{_NUM}s?\)"), "s_it"),
     (re.compile(rf"(?<![\w/])(?<!elapsed )(?<!total )(?<!epoch )(?<!eval )(?:time|iter_time|step_time|batch_time"
                 rf"|time/iter|time/step)(?: \(data\))? ?[:=] ?({_NUM})(?: ?s\b)?(?![\d:])"), "s_it"),
 ]
+
+
+_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)\s*[:=]?\s*({_NUM}) ?(?:\(s\)|s\b|secs?\b)")
+
+
+def elapsed_figure(text: str) -> dict[str, float]:
+    """A running total of seconds a progress line states (`elapsed time = 17.61 (s)`, `elapsed: 93.2s`), as
+    `elapsed_s`; not a time per iteration (`elapsed time per iteration`)."""
+    m = _ELAPSED.search(text)
+    if m is None:
+        return {}
+    try:
+        v = float(m[1].replace(",", ""))
+    except ValueError:
+        return {}
+    return {"elapsed_s": v} if v >= 0 else {}
 
 
 def rate_figures(text: str) -> dict[str, float]:

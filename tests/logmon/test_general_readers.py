@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import parse_timestamp
+from schedmate.logmon.tables import elapsed_figure
 
 
 def report_of(text: str):
@@ -126,3 +127,22 @@ def test_a_bare_bar_after_a_training_banner_is_the_training_counter():
                   "  2%|2         | 20/1000 [00:10<08:10,  2.00it/s]\n")
     assert (r.progress.current_step, r.progress.total_steps) == (20, 1000)
     assert abs(r.progress.iteration_time_s - 0.5) < 1e-9
+
+
+def test_a_running_elapsed_total_on_counter_lines_gives_the_time_per_step():
+    lines = "".join(f"[ fit | step = {s}/900 | loss = {3.0 - s / 1000:.2f} | elapsed time = {2.0 + 0.08 * s:.2f} (s) ]\n"
+                    for s in range(0, 250, 50))
+    r = report_of(lines)
+    assert (r.progress.current_step, r.progress.total_steps) == (200, 900)
+    assert abs(r.progress.iteration_time_s - 0.08) < 1e-6
+
+
+def test_elapsed_time_per_iteration_is_not_a_running_total():
+    assert elapsed_figure("iteration 10/100 | elapsed time per iteration (ms): 512.0 |") == {}
+    assert elapsed_figure("step 3 elapsed: 93.5s") == {"elapsed_s": 93.5}
+
+
+def test_a_current_and_average_time_pair_with_units_is_the_time_per_iteration():
+    r = report_of("Epoch: [4][120/3000]\tTime: 0.410s (0.455s)\tSpeed: 39.0 samples/s\tData: 0.001s (0.020s)\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (120, 3000)
+    assert abs(r.progress.iteration_time_s - 0.41) < 1e-9
