@@ -286,9 +286,9 @@ PROGRESS_RULES: list[Rule] = [
     _p("hf-dict", rf"^\{{'loss': (?P<loss>{F}),[^}}]*?'learning_rate': (?P<lr>{F}),[^}}]*?'epoch': (?P<epoch>{F})\}}",
        ("{'loss'",)),
     # tqdm bar (HF Trainer and any tqdm loop): `  3%|▎  | 120/4000 [01:02<33:10,  1.95it/s]`
-    # (with the loss of its postfix: `, loss=0.41]`, `Loss=nan`, `step_loss=0.2`, `loss (batch)=0.03`)
+    # (with the loss of its postfix: `, loss=0.41]`, `Loss=nan`, `step_loss=0.2`)
     _p("tqdm-bar", rf"(?P<step>\d+)/(?P<total_steps>\d+) \[[\d:]+<[\d:?]+, +{_TQDM_RATE}"
-       rf"(?:[^\]\n]*?[ ,](?:train_|step_)?(?i:loss)(?: \(batch\))?=(?P<loss>{F}))?", ("<",)),
+       rf"(?:[^\]\n]*?[ ,](?:train_|step_)?(?i:loss)=(?P<loss>{F}))?", ("<",)),
     # Megatron-LM
     _p("megatron", rf"iteration +(?P<step>\d+)/ *(?P<total_steps>\d+) \|[^\n]*? elapsed time per iteration \(ms\): "
        rf"(?P<ms_it>{F}) \|(?:[^\n]*? learning rate: (?P<lr>{F}) \|)?(?:[^\n]*? lm loss: (?P<loss>{F}) \|)?",

@@ -274,7 +274,7 @@ _RATES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)\s*[:=]?\s*({_NUM}) ?(?:\(s\)|s\b|secs?\b)")
+_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?| )({_NUM}) ?(?:\(s\)|s\b|secs?\b)")
 
 
 def elapsed_figure(text: str) -> dict[str, float]:

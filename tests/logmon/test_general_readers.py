@@ -19,8 +19,8 @@ def test_a_tqdm_bar_with_a_custom_unit_gives_its_counter_and_rate():
     assert abs(r.progress.iteration_time_s - 2.5) < 1e-9
 
 
-def test_a_tqdm_bar_counting_images_per_second_gives_the_inverse_rate():
-    r = report_of("Fold 2:  40%|####      | 40/100 [00:10<00:15,  4.00img/s, loss (batch)=0.3]\n")
+def test_a_tqdm_bar_counting_frames_per_second_gives_the_inverse_rate():
+    r = report_of("Fold 2:  40%|####      | 40/100 [00:10<00:15,  4.00frames/s, loss=0.3]\n")
     assert (r.progress.current_step, r.progress.total_steps) == (40, 100)
     assert abs(r.progress.iteration_time_s - 0.25) < 1e-9
 
