@@ -146,3 +146,11 @@ def test_a_current_and_average_time_pair_with_units_is_the_time_per_iteration():
     r = report_of("Epoch: [4][120/3000]\tTime: 0.410s (0.455s)\tSpeed: 39.0 samples/s\tData: 0.001s (0.020s)\n")
     assert (r.progress.current_step, r.progress.total_steps) == (120, 3000)
     assert abs(r.progress.iteration_time_s - 0.41) < 1e-9
+
+
+def test_a_log_pasted_as_a_markdown_quote_is_read_like_the_log():
+    lines = "".join(f"> [2024-03-0{d} 0{h}:00:00][run][INFO] - Epoch {i}: train_mse 0.{90 - i}\n"
+                    for i, (d, h) in enumerate([(1, 1), (1, 2), (1, 3), (1, 4)]))
+    r = report_of(lines)
+    assert r.progress.current_step == 3
+    assert abs(r.progress.iteration_time_s - 3600.0) < 1e-6
