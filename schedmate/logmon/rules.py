@@ -357,6 +357,16 @@ PROGRESS_RULES: list[Rule] = [
     # detectron2 events: `eta: 8:05:12  iter: 1259  total_loss: 1.012 ... time: 0.3322  data_time: ...`
     _p("detectron2-events", rf"\biter: (?P<step>\d+) +total_loss: (?P<loss>{F})(?:[^\n]*?\btime: (?P<s_it>{F}))?",
        ("iter:",)),
+    # a counter in brackets after the epoch: `[epoch 3][100/500]`, `Epoch 3 [100/500]`, `Train: [1/100][50/500]`
+    _p("epoch-bracket-counter", r"\bepoch[ :]*(?P<epoch>\d+)(?: ?/ ?(?P<total_epochs>\d+))?\]?[ ,]*\[ *(?P<step>\d+) ?/ ?"
+       r"(?P<total_steps>\d+) *\]", ("epoch",), ignore_case=True),
+    _p("double-bracket-counter", r"\[ *(?P<epoch>\d+) ?/ ?(?P<total_epochs>\d+) *\] ?\[ *(?P<step>\d+) ?/ ?(?P<total_steps>\d+) *\]",
+       ("][", "] [")),
+    # a counter with its unit: `| epoch   3 |   200/ 2983 batches | lr 20.00 | ms/batch 25.31 |`
+    _p("counter-unit", r"(?:\bepoch\W{1,4}(?P<epoch>\d+)\W{1,8})?\b(?P<step>\d+) ?/ ?(?P<total_steps>\d+) "
+       r"(?:batches|steps|iters|iterations)\b", ("batches", "steps", "iters", "iterations"), ignore_case=True),
+    # an (epoch, batch) pair with the loss: `[1,  2000] loss: 2.186`
+    _p("tuple-counter", rf"^\[ *(?P<epoch>\d+), +(?P<step>\d+)\] +loss: *(?P<loss>{F})", ("loss",)),
     # a bare counter: `iterations: 29107`, `global step 1200`
     _p("bare-counter", r"\b(?:iterations?|global[ _]step|steps? done)[ :=]+(?P<step>\d+)\s*$", ("iteration", "step"),
        ignore_case=True, weak=True),

@@ -261,6 +261,7 @@ def _cells(text: str) -> list[str] | None:
 # -- rate figures -----------------------------------------------------------------------------------------
 
 _N = rf"(?<![\d.,])({_NUM})"  # not inside a number: a search stays linear on a long run of digits
+_PER_STEP = r"step[ _]time|iter(?:ation)?[ _]time|batch[ _]time|time[ _]per[ _](?:step|iter(?:ation)?|batch)"
 _PER_N = re.compile(rf"{_N} ?s(?:ec)? ?/ ?(\d+) ?(?:iters|iterations|steps|batches)\b")
 _RATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_N} ?(?:s|sec|secs)/(?:it|iter|step|batch)\b"), "s_it"),
@@ -269,8 +270,16 @@ _RATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(?:global_step/sec|steps/sec|steps_per_second)[:=] ?({_NUM})"), "it_s"),
     # ProgressMeter: `Time  0.512 ( 0.980)`, also `Time: 0.630s (0.682s)` (the current figure, then the average)
     (re.compile(rf"(?<![\w/])Time:? +({_NUM})s? \( ?{_NUM}s?\)"), "s_it"),
+    # a named time per step: `ms/batch 25.31`, `dt 512.3ms`, `step time 0.82s`, `sec_per_step=0.42`
+    (re.compile(rf"(?<![\w/])ms/(?:batch|step|it|iter)(?: ?[:=] ?| +)({_NUM})"), "ms_it"),
+    (re.compile(rf"(?<![\w/])(?i:dt|{_PER_STEP})(?: ?[:=] ?| )({_NUM}) ?ms\b"), "ms_it"),
+    (re.compile(rf"(?<![\w/])(?i:{_PER_STEP}|s(?:ec)?_per_(?:step|iter|batch))(?: ?[:=] ?| )({_NUM})(?: ?s\b| ?sec\b)?"
+                rf"(?![\d:.]| ?ms)"), "s_it"),
     (re.compile(rf"(?<![\w/])(?<!elapsed )(?<!total )(?<!epoch )(?<!eval )(?:time|iter_time|step_time|batch_time"
                 rf"|time/iter|time/step)(?: \(data\))? ?[:=] ?({_NUM})(?: ?s\b)?(?![\d:])"), "s_it"),
+    # `time 0.32` without a colon (not data, load, forward/backward, eval or total time)
+    (re.compile(rf"(?<![\w/])(?<!data )(?<!load )(?<!forward )(?<!backward )(?<!elapsed )(?<!total )(?<!epoch )"
+                rf"(?<!eval )(?<!test )(?<!val )[Tt]ime +({_NUM})(?: ?s\b)?(?![\d:./-])"), "s_it"),
 ]
 
 
@@ -293,7 +302,8 @@ def elapsed_figure(text: str) -> dict[str, float]:
 def rate_figures(text: str) -> dict[str, float]:
     """The time per iteration a progress line states in its own words (`0.52 s/it`, `3.9 it/s`, `247ms/step`,
     `time: 0.52`), as `s_it` / `ms_it` / `it_s`; the first figure found."""
-    if "/" not in text and "time" not in text:
+    low = text.lower()
+    if "/" not in text and "time" not in low and "_per_" not in low and "dt" not in low:
         return {}
     per_n = _PER_N.search(text)
     if per_n is not None:  # `Time 11.147s / 10iters`: seconds over a number of iterations

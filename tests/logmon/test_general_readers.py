@@ -154,3 +154,37 @@ def test_a_log_pasted_as_a_markdown_quote_is_read_like_the_log():
     r = report_of(lines)
     assert r.progress.current_step == 3
     assert abs(r.progress.iteration_time_s - 3600.0) < 1e-6
+
+
+def test_a_counter_in_brackets_after_the_epoch_is_the_within_epoch_counter():
+    r = report_of("[epoch 2][40/800] loss 0.7 time 0.25\n[epoch 2][80/800] loss 0.6 time 0.27\n")
+    assert (r.progress.current_step, r.progress.total_steps, r.progress.epoch) == (80, 800, 2)
+    assert abs(r.progress.iteration_time_s - 0.26) < 1e-9
+
+
+def test_epoch_and_step_pairs_in_adjacent_brackets_are_read():
+    r = report_of("Train: [3/50][25/250] Loss 0.9\nTrain: [3/50][50/250] Loss 0.8\n")
+    assert (r.progress.current_step, r.progress.total_steps, r.progress.total_epochs) == (50, 250, 50)
+
+
+def test_a_counter_with_its_unit_and_a_time_before_its_figure_are_read():
+    r = report_of("| epoch   2 |   100/ 1500 batches | lr 5.00 | ms/batch 40.00 | loss  4.10\n"
+                  "| epoch   2 |   200/ 1500 batches | lr 5.00 | ms/batch 42.00 | loss  4.00\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (200, 1500)
+    assert abs(r.progress.iteration_time_s - 0.041) < 1e-9
+
+
+def test_an_epoch_and_batch_tuple_with_a_loss_is_a_counter():
+    r = report_of("[2,   500] loss: 1.912\n[2,  1000] loss: 1.804\n")
+    assert r.progress.current_step == 1000 and r.progress.epoch == 2
+
+
+def test_named_step_times_in_ms_or_seconds_are_read():
+    assert report_of("step 10 | loss 3.0 | dt 250.0ms\nstep 20 | loss 2.9 | dt 270.0ms\n").progress.iteration_time_s == 0.26
+    assert report_of("global_step=5 loss=1.0 sec_per_step=0.5\n").progress.iteration_time_s == 0.5
+    assert report_of("Step 7 | Loss 1.0 | Step time 1.5s\n").progress.iteration_time_s == 1.5
+
+
+def test_data_or_forward_time_without_a_colon_is_not_the_step_time():
+    r = report_of("iter 10 loss 2.0 data time 0.05\niter 20 loss 1.9 forward time 0.2\n")
+    assert r.progress.current_step == 20 and r.progress.iteration_time_s is None
