@@ -132,6 +132,9 @@ BENIGN_RULES: list[Rule] = [
     # the experiment tracker's own warnings and network retries (the run goes on)
     Rule("tracker-warning", r"^wandb: (?:WARNING|Network error)", "benign", ("wandb:",)),
     Rule("traceback-frame", r'^\s*File "[^"\n]*", line \d+', "benign", ('file "',)),
+    # Python's report of an exception it ignored (raised in `__del__` or at interpreter exit): the traceback that
+    # follows ends nothing
+    Rule("exception-ignored", r"^Exception ignored in\b", "benign", ("exception ignored",)),
     # PyTorch's notes under a CUDA error (the error is the line before them)
     Rule("cuda-error-notes", r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
          r"CUDA_LAUNCH_BLOCKING=1|^Compile with `TORCH_USE_CUDA_DSA`", "benign",

@@ -188,3 +188,18 @@ def test_named_step_times_in_ms_or_seconds_are_read():
 def test_data_or_forward_time_without_a_colon_is_not_the_step_time():
     r = report_of("iter 10 loss 2.0 data time 0.05\niter 20 loss 1.9 forward time 0.2\n")
     assert r.progress.current_step == 20 and r.progress.iteration_time_s is None
+
+
+def test_a_traceback_python_says_it_ignored_is_no_failure():
+    r = report_of("100%|##########| 500/500 [04:10<00:00,  2.00it/s]\nTraining completed.\n"
+                  "Exception ignored in: <function Worker.__del__ at 0x7f0000>\nTraceback (most recent call last):\n"
+                  '  File "pool.py", line 40, in __del__\nTypeError: \'NoneType\' object is not callable\n')
+    assert r.failure.category.value == "none" and not r.failure.failed
+
+
+def test_a_real_traceback_after_an_ignored_one_is_still_a_failure():
+    r = report_of("step 10 loss 1.0\nException ignored in: <function Worker.__del__ at 0x7f0000>\n"
+                  "Traceback (most recent call last):\n  File \"pool.py\", line 40, in __del__\nTypeError: boom\n"
+                  "step 20 loss 0.9\nTraceback (most recent call last):\n  File \"fit.py\", line 9, in <module>\n"
+                  "ValueError: shapes do not match\n")
+    assert r.failure.category.value == "user_code" and r.failure.failed
