@@ -331,7 +331,7 @@ PROGRESS_RULES: list[Rule] = [
     # Keras: ` 120/512 [=====>....] - ETA: 1:02 - loss: 0.61` and `512/512 [======] - 127s 247ms/step - loss: ..`
     # (old Keras: `512/512 [======] - 49s - loss: ..`); the seconds of a finished bar are the epoch's elapsed time
     _p("keras-bar", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) \[[=>.]+\] - (?:ETA: [\d:]+|(?P<elapsed_s>\d+)s"
-       rf"(?: (?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step)?)(?: - loss: (?P<loss>{F}))?", ("/step", "eta:", "s - ")),
+       rf"(?: (?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step)?)(?: - loss: (?P<loss>{F}))?", ("/step", "eta:", "s - ", "] - ")),
     # Keras 3: ` 120/512 ━━━━━━━━━━━━ 5s 41ms/step - accuracy: 0.81 - loss: 0.52`
     _p("keras3-bar", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) [━─]+ +[\d:]+s? +(?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step"
        rf"(?:[^\n]*? - loss: (?P<loss>{F}))?", ("/step",)),

@@ -265,7 +265,8 @@ _PER_STEP = r"step[ _]time|iter(?:ation)?[ _]time|batch[ _]time|time[ _]per[ _](
 _PER_N = re.compile(rf"{_N} ?s(?:ec)? ?/ ?(\d+) ?(?:iters|iterations|steps|batches)\b")
 _RATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_N} ?(?:s|sec|secs)/(?:it|iter|step|batch)\b"), "s_it"),
-    (re.compile(rf"{_N} ?ms/(?:it|iter|step|batch)\b"), "ms_it"),
+    (re.compile(rf"{_N} ?ms/(?:it|iter|step|batch|sample)\b"), "ms_it"),
+    (re.compile(rf"{_N} ?us/(?:it|iter|step|batch|sample)\b"), "us_it"),  # Keras: `123us/sample`
     (re.compile(rf"{_N} ?(?:it|iters|steps|batches)/s(?:ec)?\b"), "it_s"),
     (re.compile(rf"\b(?:global_step/sec|steps/sec|steps_per_second)[:=] ?({_NUM})"), "it_s"),
     # ProgressMeter: `Time  0.512 ( 0.980)`, also `Time: 0.630s (0.682s)` (the current figure, then the average)
@@ -321,5 +322,5 @@ def rate_figures(text: str) -> dict[str, float]:
             except ValueError:
                 continue
             if v > 0:
-                return {fld: v}
+                return {"ms_it": v / 1000.0} if fld == "us_it" else {fld: v}
     return {}

@@ -203,3 +203,12 @@ def test_a_real_traceback_after_an_ignored_one_is_still_a_failure():
                   "step 20 loss 0.9\nTraceback (most recent call last):\n  File \"fit.py\", line 9, in <module>\n"
                   "ValueError: shapes do not match\n")
     assert r.failure.category.value == "user_code" and r.failure.failed
+
+
+def test_an_old_keras_bar_counting_samples_is_read_with_its_per_sample_time():
+    r = report_of("Epoch 1/4\n5000/5000 [==============================] - 10s 2ms/sample - loss: 0.40\n"
+                  "Epoch 2/4\n2500/5000 [==============>...............] - ETA: 5s - loss: 0.35\n")
+    assert (r.progress.current_step, r.progress.total_steps, r.progress.epoch) == (2500, 5000, 2)
+    assert abs(r.progress.iteration_time_s - 0.002) < 1e-9
+    r = report_of("Epoch 1/2\n8000/8000 [==============================] - 2s 250us/sample - loss: 0.3\n")
+    assert abs(r.progress.iteration_time_s - 0.00025) < 1e-12
