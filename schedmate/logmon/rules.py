@@ -215,8 +215,10 @@ ERROR_RULES: list[Rule] = [
        "The loss diverged (NaN/inf or unrecoverable fp16 overflow): {line}", ignore_case=True),
     # segfault
     _e("segfault", "segv", r"Segmentation fault|SIGSEGV|[Ss]ignal 11\b|exitcode\s*:\s*-11\b|Fatal Python error: "
-       r"Segmentation|illegal instruction|SIGILL", ("segmentation", "sigsegv", "signal 11", "exitcode", "illegal",
-                                                    "sigill"), "The process crashed with a segmentation fault: {line}"),
+       r"Segmentation|illegal instruction|SIGILL|^Floating point exception\b|SIGFPE", ("segmentation", "sigsegv",
+                                                                                 "signal 11", "exitcode", "illegal",
+                                                                                 "sigill", "floating point", "sigfpe"),
+       "The process crashed with a segmentation fault: {line}"),
     # preemption / cancellation
     _e("other", "closing-signal", r"[Ss]ending process \d+ closing signal SIG\w+", ("closing signal",),
        "The launcher stopped the remaining workers after a failure: {line}", weak=True),

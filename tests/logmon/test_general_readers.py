@@ -212,3 +212,8 @@ def test_an_old_keras_bar_counting_samples_is_read_with_its_per_sample_time():
     assert abs(r.progress.iteration_time_s - 0.002) < 1e-9
     r = report_of("Epoch 1/2\n8000/8000 [==============================] - 2s 250us/sample - loss: 0.3\n")
     assert abs(r.progress.iteration_time_s - 0.00025) < 1e-12
+
+
+def test_a_floating_point_exception_crash_is_a_signal_crash():
+    r = report_of("iter 10 loss 1.0\niter 20 loss 0.9\nFloating point exception (core dumped)\n")
+    assert r.failure.category.value == "segfault" and r.failure.failed and r.failure.onset_line == 3
