@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from schedmate.logmon.cli import make_monitor
-from schedmate.logmon.ingest import parse_timestamp
+from schedmate.logmon.ingest import normalize_line, parse_timestamp
 from schedmate.logmon.tables import elapsed_figure
 
 
@@ -217,3 +217,16 @@ def test_an_old_keras_bar_counting_samples_is_read_with_its_per_sample_time():
 def test_a_floating_point_exception_crash_is_a_signal_crash():
     r = report_of("iter 10 loss 1.0\niter 20 loss 0.9\nFloating point exception (core dumped)\n")
     assert r.failure.category.value == "segfault" and r.failure.failed and r.failure.onset_line == 3
+
+
+def test_day_first_and_time_of_day_stamps_are_parsed():
+    assert normalize_line("04/07/2021 03:15:20 PM: [ step 3 ]", 1).ts is not None
+    assert normalize_line("28-02-2023 16:05 | INFO: go", 1).text == "INFO: go"
+    a, b = normalize_line("[10:00:05] step 1", 1), normalize_line("[10:00:35] step 2", 1)
+    assert b.ts - a.ts == 30.0 and a.text == "step 1"
+    assert normalize_line("(3, 4) is a pair", 1).ts is None
+
+
+def test_steps_stamped_with_the_time_of_day_are_timed():
+    r = report_of("".join(f"[11:{m:02d}:00] step {s} loss 1.0\n" for m, s in ((0, 100), (2, 200), (4, 300), (6, 400))))
+    assert r.progress.current_step == 400 and abs(r.progress.iteration_time_s - 1.2) < 1e-9
