@@ -379,8 +379,9 @@ PROGRESS_RULES: list[Rule] = [
     _p("start-counter", r"\b(?:start(?:ing)?|resum(?:e|es|ed|ing))\b[^\n]*?\b(?:iter(?:ation)?|step)[ :=]+(?P<step>\d+)\b",
        ("start", "resum"), ignore_case=True, weak=True),
     # generic custom prints: `step 120/4000 | loss 2.31 | 0.51s/it`, `Epoch 3/10`
-    _p("custom-step-loss", rf"\b(?:global_step|step|iter|iteration|it)\b[ :=#]*(?P<step>\d+)(?: ?(?:/|of) ?"
-       rf"(?P<total_steps>\d+))?[ ,|;:\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it"),
+    _p("custom-step-loss", rf"\b(?:global_step|step|iter|iteration|it|batch|update)\b[ :=#]*(?P<step>\d+)(?: ?(?:/|of) ?"
+       rf"(?P<total_steps>\d+))?[ ,|;:\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it", "batch",
+                                                                                       "update"),
        ignore_case=True),
     # a counter with its total and no loss: `Step 100/200000; acc: 10.5`, `[Epoch 3/200] [Batch 50/938] [D loss: ..]`
     _p("custom-step-total", r"\b(?:global[ _]step|step|iter|iteration|batch)\b\]?[ :=#\[]*(?P<step>\d+) ?(?:/|of) ?"
@@ -395,7 +396,8 @@ PROGRESS_RULES: list[Rule] = [
     _p("counter-time", r"^(?![^\n]*(?:\ufffd|\bloss\b(?! time)[ :=]+[^\s\d.+-]))[^\n]*?\b(?:iteration|iter|step|batch)\b[ :=#]*(?P<step>\d+)\b(?! ?(?:/|of) ?\d)[^\n]*?\btime\b",
        ("time",), ignore_case=True),
     # an epoch line with metrics and no total: `Epoch 5, Time 4981.4s, Loss 0.57`, `epoch 210 best acc: 0.91`
-    _p("epoch-line", r"\bepoch[ :#]*(?P<epoch>\d+)\b(?! ?(?:/|of) ?\d)[,:;|]? [^\n]*?(?:loss|acc|time|train_|\blr\b)",
+    _p("epoch-line", r"\bepoch[ :#]*(?P<epoch>\d+)\b(?! ?(?:/|of) ?\d)(?![^\n]*\b(?:batch|step|iter|iteration|it|update)\b"
+       r"[ :=#]*\d)[,:;|]? [^\n]*?(?:loss|acc|time|train_|\blr\b)",
        ("epoch",), ignore_case=True, epoch_counter=True),
 ]
 

@@ -30,7 +30,7 @@ from schedmate.logmon.ingest import LogLine
 _NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 STEP_KEYS: tuple[str, ...] = ("training_iteration", "iterations", "iteration", "iter", "iters", "global_step",
-                              "step", "num_updates", "n_iter")
+                              "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates")
 """Keys of a step counter, best first (a block with several takes the first in this order)."""
 KEY_FIELDS: dict[str, str] = {
     **{k: "epoch" for k in ("epoch", "ep")},
@@ -269,6 +269,7 @@ _RATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_N} ?us/(?:it|iter|step|batch|sample)\b"), "us_it"),  # Keras: `123us/sample`
     (re.compile(rf"{_N} ?(?:it|iters|steps|batches)/s(?:ec)?\b"), "it_s"),
     (re.compile(rf"\b(?:global_step/sec|steps/sec|steps_per_second)[:=] ?({_NUM})"), "it_s"),
+    (re.compile(rf"(?<![\w/])ups(?: ?[:=] ?| )({_NUM})(?![\d:])"), "it_s"),  # updates per second
     # ProgressMeter: `Time  0.512 ( 0.980)`, also `Time: 0.630s (0.682s)` (the current figure, then the average)
     (re.compile(rf"(?<![\w/])Time:? +({_NUM})s? \( ?{_NUM}s?\)"), "s_it"),
     # a named time per step: `ms/batch 25.31`, `dt 512.3ms`, `step time 0.82s`, `sec_per_step=0.42`
@@ -304,7 +305,7 @@ def rate_figures(text: str) -> dict[str, float]:
     """The time per iteration a progress line states in its own words (`0.52 s/it`, `3.9 it/s`, `247ms/step`,
     `time: 0.52`), as `s_it` / `ms_it` / `it_s`; the first figure found."""
     low = text.lower()
-    if "/" not in text and "time" not in low and "_per_" not in low and "dt" not in low:
+    if "/" not in text and "time" not in low and "_per_" not in low and "dt" not in low and "ups" not in low:
         return {}
     per_n = _PER_N.search(text)
     if per_n is not None:  # `Time 11.147s / 10iters`: seconds over a number of iterations

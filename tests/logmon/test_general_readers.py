@@ -230,3 +230,15 @@ def test_day_first_and_time_of_day_stamps_are_parsed():
 def test_steps_stamped_with_the_time_of_day_are_timed():
     r = report_of("".join(f"[11:{m:02d}:00] step {s} loss 1.0\n" for m, s in ((0, 100), (2, 200), (4, 300), (6, 400))))
     assert r.progress.current_step == 400 and abs(r.progress.iteration_time_s - 1.2) < 1e-9
+
+
+def test_batch_and_update_counters_with_a_loss_are_step_counters_not_epoch_lines():
+    r = report_of("Epoch 2 Batch 300 Loss 1.2345\nEpoch 2 Batch 400 Loss 1.2001\n")
+    assert (r.progress.current_step, r.progress.epoch) == (400, 2)
+    r = report_of("update 50 | loss 2.0 | ups 4.0\nupdate 60 | loss 1.9 | ups 4.0\n")
+    assert r.progress.current_step == 60 and r.progress.iteration_time_s == 0.25
+
+
+def test_key_value_lines_with_a_train_step_key_are_step_events():
+    r = report_of("train_step=10 train_loss=0.9 step_time=0.5\ntrain_step=20 train_loss=0.8 step_time=0.5\n")
+    assert r.progress.current_step == 20 and r.progress.iteration_time_s == 0.5
