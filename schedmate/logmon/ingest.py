@@ -25,7 +25,7 @@ _RANK = re.compile(
 )
 _ISO = re.compile(
     r"\[?(?P<y>\d{4}|\d\d)[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
-    r"(?P<tz>Z|[+-]\d\d:?\d\d)?\]?(?:\s*[|:-]\s|\s+|$)"
+    r"(?P<tz>Z|[+-]\d\d:?\d\d)?(?:\](?=\[)|\]?(?:\s*[|:-]\s|\s+|$))"
 )
 # `[05/01 12:00:00]`, also with the logger name inside the brackets (detectron2: `[05/01 12:00:00 d2.engine]:`)
 _MMDD = re.compile(r"\[(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?"
@@ -36,6 +36,11 @@ _GLOG = re.compile(r"[IWEF](?P<mo>\d\d)(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<
 # A short bracketed tag before the timestamp: `[titan] 2024-05-01 12:00:00,123 - root - INFO - ...`
 _TAG = re.compile(r"\[[A-Za-z_][\w.-]{0,24}\] (?=\d{4}[-/])")
 _EPOCH = re.compile(r"\[?(?P<e>1[5-9]\d{8}(?:\.\d+)?)\]?\s+")
+# a day before the year (`09/05/2019 02:35:34 PM:`, `[31-10-2024 16:50:00]`): month/day or day/month, 12 or 24 h
+_DAY_FIRST = re.compile(r"\[?(?P<a>\d\d)[-/](?P<b>\d\d)[-/](?P<y>\d{4})[ T](?P<h>\d\d?):(?P<mi>\d\d)(?::(?P<s>\d\d)"
+                        r"(?:[.,](?P<f>\d{1,6}))?)?(?: ?(?P<ap>[AaPp][Mm]))?\]?(?:\s*[|:-]\s|\s+|$)")
+# a time of day alone (`[10:23:42] step 10`, `(10:23:42)`, `10:23:42 INFO`): on a fixed day (only differences matter)
+_TIME_OF_DAY = re.compile(r"[\[(]?(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?[\])]?(?:\s*[|:-]\s|\s+)")
 
 MM_DD_YEAR = 2000
 """Year assumed for `[MM/DD HH:MM:SS]` stamps, which carry none (only differences matter)."""
@@ -106,6 +111,8 @@ def parse_timestamp(text: str) -> tuple[float | None, str]:
                 return ts, text[m.end():]
         else:
             return None, text
+    elif c == "(":
+        return _other_stamp(text) if text[1:2].isdigit() else (None, text)
     elif c in "IWEF":
         m = _GLOG.match(text)
         ts = _month_day_stamp(m) if m is not None else None
@@ -128,6 +135,28 @@ def parse_timestamp(text: str) -> tuple[float | None, str]:
     m = _EPOCH.match(text)
     if m is not None:
         return float(m["e"]), text[m.end():]
+    return _other_stamp(text)
+
+
+def _other_stamp(text: str) -> tuple[float | None, str]:
+    """The day-first and time-of-day stamps (see `_DAY_FIRST`, `_TIME_OF_DAY`)."""
+    m = _DAY_FIRST.match(text)
+    if m is not None:
+        a, b = int(m["a"]), int(m["b"])
+        mo, d = (a, b) if a <= 12 else (b, a)
+        h = int(m["h"])
+        if m["ap"]:
+            h = h % 12 + (12 if m["ap"].lower() == "pm" else 0)
+        try:
+            base = _day_epoch(int(m["y"]), mo, d)
+        except ValueError:
+            return None, text
+        ts = base + h * 3600 + int(m["mi"]) * 60 + int(m["s"] or 0) + (int(m["f"]) / 10 ** len(m["f"]) if m["f"] else 0)
+        return float(ts), text[m.end():]
+    m = _TIME_OF_DAY.match(text)
+    if m is not None and int(m["h"]) < 24 and int(m["mi"]) < 60 and int(m["s"]) < 61:
+        ts = _day_epoch(MM_DD_YEAR, 1, 1) + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"])
+        return float(ts + (int(m["f"]) / 10 ** len(m["f"]) if m["f"] else 0)), text[m.end():]
     return None, text
 
 
@@ -178,6 +207,8 @@ def normalize_line(raw: str, lineno: int) -> LogLine:
         raw = segs[-1] if segs else ""
     if len(raw) > MAX_LINE_CHARS:
         raw = raw[:MAX_LINE_CHARS]
+    if raw.startswith("> "):
+        raw = raw[2:]  # a log pasted as a markdown quote (an issue, a chat): the line is what follows the mark
     if "\x1b" in raw:
         raw = _ANSI.sub("", raw)
     if not raw.isprintable():
@@ -188,7 +219,7 @@ def normalize_line(raw: str, lineno: int) -> LogLine:
         # Up to two passes: `0: [2024-..] ...` and `[2024-..] [rank0]: ...` both occur.
         for _ in range(2):
             c = text[0] if text else ""
-            if c == "[" or c.isdigit() or (c in "IWEF" and text[1:2].isdigit()):
+            if c in "[(" or c.isdigit() or (c in "IWEF" and text[1:2].isdigit()):
                 if c == "[" and ts is None:
                     m = _TAG.match(text)
                     if m is not None:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
 from schedmate.logmon.matching import RuleSet
-from schedmate.logmon.progress import ProgressTracker, line_values
+from schedmate.logmon.progress import ProgressTracker, line_values, own_or_previous_label
 from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
 from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_injection: re-exported
     Assistant,
@@ -101,6 +101,7 @@ class Monitor(Resolution):
         self._pending_templates: dict[str, tuple[LogLine, str]] = {}
         self._seen_templates: set[str] = set()
         self._recent: deque[LogLine] = deque(maxlen=8)
+        self._ignored_block = 0  # lines left of a traceback Python said it ignored (`Exception ignored in`)
         self.lines = 0
         self.rules_matched = 0
         self.unmatched = 0
@@ -189,6 +190,14 @@ class Monitor(Resolution):
             return
         assert self.rules is not None
         rule, m = self.rules.match(text)
+        if self._ignored_block:
+            self._ignored_block -= 1
+            if rule is not None and rule.name in ("traceback", "python-exception"):
+                if rule.name == "python-exception":  # the ignored traceback's last line
+                    self._ignored_block = 0
+                self._recent.append(ll)
+                self.rules_matched += 1
+                return
         if rule is None or (rule.source != "builtin" and not rule.kind.startswith("error:")):
             # tables and key/value prints (tables.py), read before a rule learned for one of their lines
             taken = self.tables.accept(ll)
@@ -215,6 +224,8 @@ class Monitor(Resolution):
                 self.unmatched += 1
                 return
             values, label = line_values(rule, m, text)
+            if len(self._recent) >= 2:  # this line is the last one
+                label = own_or_previous_label(label, self._recent[-2].text)
             self._on_progress(values, ll, rule.epoch_base, label)
             if rule.marks_pause:
                 self.progress.on_pause(ll.lineno)
@@ -232,6 +243,8 @@ class Monitor(Resolution):
             self.progress.done = True
         elif rule.name == "retry-succeeded":
             self.failures.on_retry_succeeded()
+        elif rule.name == "exception-ignored":
+            self._ignored_block = 24
 
     def _on_progress(self, values: dict[str, float], ll: LogLine, epoch_base: int = 0,
                      label: str | None = None) -> None:

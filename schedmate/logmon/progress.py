@@ -25,14 +25,15 @@ from collections import deque
 from dataclasses import dataclass
 
 from schedmate.logmon.rules import Rule
-from schedmate.logmon.tables import rate_figures
+from schedmate.logmon.tables import EPOCH_LINE, elapsed_figure, rate_figures
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
 # words at a word start: `Validation`, `Detecting objects`, `Class Images ... mAP50`, `Map` (datasets), not
 # `interval`, `latest` or `classifier`
 _SIDE_LABEL = re.compile(r"\b(?:val(?:id|\b|_)|eval|test|detect|comput|infer|predict|sampl|generat|decod|map\b|map\d"
-                         r"|precision|recall|class(?!if)|load|download|prepar|tokeniz|filter|sanity|metric|score)",
+                         r"|precision|recall|class(?!if)|load|download|prepar|tokeniz|filter|sanity|metric|score"
+                         r"|cach(?:e|ing)\b)",
                          re.IGNORECASE)
 _TRAIN_LABEL = re.compile(r"train|\bepoch|\bstep|\biter|\bfit\b|\bbatch", re.IGNORECASE)
 _LABEL_EPOCH = re.compile(r"\bepoch\W{0,3}(\d+)(?: ?(?:/|of) ?(\d+))?", re.IGNORECASE)
@@ -46,17 +47,46 @@ def counter_label(text: str, m: re.Match[str]) -> str | None:
     return text[:m.start("step")]
 
 
+# a description that says outright it is evaluation, even beside the epoch: `Epoch 15 (validation) acc=0.9:`
+_STRONG_SIDE = re.compile(r"\b(?:validation|validating|evaluation|evaluating|testing)\b|\((?:val|valid|eval|test)\)",
+                          re.IGNORECASE)
+
+
+# what a bar without a description of its own has before its counter: `100% 6/6 [`, `  3%|▎  | 120/4000 [`
+_BARE = re.compile(r"^[\s\d.%|#=>▏▎▍▌▋▊▉█━─-]*$")
+_COUNTERISH = re.compile(r"\d+ ?/ ?\d+|%\|")
+
+
+def own_or_previous_label(label: str | None, previous: str | None) -> str | None:
+    """A bar with no description of its own is described by the line just before it when that line is a
+    short phrase and no progress print itself (`caching latents.` then `100% 6/6 [00:12<00:00, 2.00s/it]`)."""
+    if label is None or not _BARE.match(label) or not previous:
+        return label
+    prev = previous.strip()
+    if not prev or len(prev) > 60 or _COUNTERISH.search(prev):
+        return label
+    return prev
+
+
 def side_label(label: str | None) -> bool:
     """A counter described as evaluation, data preparation or metrics work (and not as training)."""
-    return bool(label) and _SIDE_LABEL.search(label) is not None and _TRAIN_LABEL.search(label) is None  # type: ignore[arg-type]
+    if not label:
+        return False
+    if _STRONG_SIDE.search(label) is not None:
+        return True
+    return _SIDE_LABEL.search(label) is not None and _TRAIN_LABEL.search(label) is None
 
 
 def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, float], str | None]:
     """The field values of a matched progress line, with the rate figure the line states in its own words
     when the rule has none, and the counter's label."""
     values = rule.values(m)
+    if rule.epoch_counter:
+        values[EPOCH_LINE] = 1.0
     if "step" in values and not any(f in values for f in _RATE_FIELDS):
         values.update(rate_figures(text[m.start("step"):]))
+        if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
+            values.update(elapsed_figure(text[m.start("step"):]))
     return values, counter_label(text, m)
 
 
@@ -149,13 +179,15 @@ class ProgressTracker:
             self._saw_epoch(float(em[1]), int(em[2]) if em[2] else None)
         if "global_step" in values and "step" not in values:
             values = self._global_counter(values)
-        if "step" not in values and "epoch" in values and "total_epochs" in values and not self._real_steps \
-                and values["epoch"] == int(values["epoch"]):
+        epoch_line = values.pop(EPOCH_LINE, None) is not None
+        if "step" not in values and "epoch" in values and ("total_epochs" in values or epoch_line) \
+                and not self._real_steps and values["epoch"] == int(values["epoch"]):
             # the epoch is the only counter so far: it is the counter
             self.epoch_counter = True
-            self._saw_epoch(values["epoch"], int(values["total_epochs"]))
+            total_e = values.get("total_epochs")
+            self._saw_epoch(values["epoch"], int(total_e) if total_e is not None else None)
             values = {**{k: v for k, v in values.items() if k not in ("epoch", "total_epochs")},
-                      "step": values["epoch"], "total_steps": values["total_epochs"]}
+                      "step": values["epoch"], **({"total_steps": total_e} if total_e is not None else {})}
         elif "step" in values and self.epoch_counter:
             self._leave_epoch_counter()
         if "step" not in values:
@@ -320,6 +352,8 @@ class ProgressTracker:
         """Per-iteration seconds from the best source (see the module docstring)."""
         if len(self.ts_its) >= 3 and not self._coarse_timestamps():
             return list(self.ts_its)
+        if len(self.ts_its) == 2 and not self._coarse_timestamps() and self._agreeing_pair():
+            return list(self.ts_its)
         if self.field_its:
             return list(self.field_its)
         elapsed = self.elapsed_samples()
@@ -329,6 +363,13 @@ class ProgressTracker:
             # whole-second stamps a few seconds apart: the span over all intervals averages the rounding out
             return [sum(dt for dt, _ in self.ts_spans) / sum(n for _, n in self.ts_spans)]
         return list(self.coarse_its) or list(self.ts_its)
+
+    def _agreeing_pair(self) -> bool:
+        """Two timestamp intervals over many steps each that agree within 10 %: wall time per step, which a
+        framework figure (often compute or data time alone) may not be."""
+        (a, na), (b, nb) = self.ts_spans[-2], self.ts_spans[-1]
+        x, y = a / na, b / nb
+        return min(na, nb) >= 10 and x > 0 and abs(x - y) <= 0.1 * max(x, y)
 
     def _coarse_timestamps(self) -> bool:
         """Whole-second timestamps less than 20 s apart (each interval off by up to 1 s: over 5 %)."""

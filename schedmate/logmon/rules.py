@@ -69,6 +69,8 @@ class Rule:
     marks_pause: bool = False
     """A progress line printed at an evaluation or checkpoint (the interval up to the next step is a pause)."""
     ignore_case: bool = False
+    epoch_counter: bool = False
+    """An epoch line with no total (`Epoch 12: loss 0.41`): the epoch is the counter while no step counter shows."""
     regex: re.Pattern[str] = field(init=False, repr=False)
     groups: tuple[str, ...] = field(init=False, repr=False)
 
@@ -113,7 +115,11 @@ def _e(cat: str, name: str, pattern: str, needles: Iterable[str], cause: str, **
                 **kw)  # type: ignore[arg-type]
 
 
-_TQDM_RATE = rf"(?:(?P<it_s>{F})it/s|(?P<s_it>{F})s/it|\?it/s)"
+# any unit tqdm is given (`unit="step"`, `"img"`, `"batch"`): `3.4it/s`, `1.73s/step`, `2.09 batch/s`, `8.95img/s`;
+# not the units of data work (datasets' `examples/s` and `ba/s`, bytes of a download: `10.3MB/s`)
+_DATA_UNIT = r"(?!(?:examples|ex|ba|[kKMGT]?i?B)/)"
+_TQDM_RATE = (rf"(?:(?P<it_s>{F}) ?{_DATA_UNIT}[A-Za-z]{{0,12}}/s\b|(?P<s_it>{F})s/[A-Za-z]{{1,12}}\b"
+              rf"|\? ?{_DATA_UNIT}[A-Za-z]{{0,12}}/s\b)")
 
 # Benign look-alikes come first: they must win over the error rules.
 BENIGN_RULES: list[Rule] = [
@@ -126,6 +132,9 @@ BENIGN_RULES: list[Rule] = [
     # the experiment tracker's own warnings and network retries (the run goes on)
     Rule("tracker-warning", r"^wandb: (?:WARNING|Network error)", "benign", ("wandb:",)),
     Rule("traceback-frame", r'^\s*File "[^"\n]*", line \d+', "benign", ('file "',)),
+    # Python's report of an exception it ignored (raised in `__del__` or at interpreter exit): the traceback that
+    # follows ends nothing
+    Rule("exception-ignored", r"^Exception ignored in\b", "benign", ("exception ignored",)),
     # PyTorch's notes under a CUDA error (the error is the line before them)
     Rule("cuda-error-notes", r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
          r"CUDA_LAUNCH_BLOCKING=1|^Compile with `TORCH_USE_CUDA_DSA`", "benign",
@@ -166,7 +175,9 @@ ERROR_RULES: list[Rule] = [
        r"|cgroup out-of-memory|\bMemoryError\b|std::bad_alloc|[Cc]annot allocate memory",
        ("out of memory", "oom", "memoryerror", "bad_alloc", "out-of-memory", "cannot allocate memory"),
        "Host memory exhausted (out-of-memory killer): {line}"),
-    _e("oom", "killed", r"^Killed$|^Killed: 9$|\btask \d+: Killed$", ("killed",),
+    _e("oom", "killed", r"^Killed$|^Killed: 9$|\btask \d+: Killed$"
+       # a shell's job report: `run.sh: line 6:  3305 Killed   python train.py`, `[1]+  Killed   python train.py`
+       r"|\bline \d+: +\d+ Killed(?: |$)|^\[\d+\][+-]? +Killed +\S", ("killed",),
        "The process was killed with SIGKILL, most often by the out-of-memory killer: {line}"),
     # dataloader (before segfault: "Bus error" here means /dev/shm)
     _e("dataloader", "worker-killed", r"DataLoader worker\b[^\n]*?\b(?:is killed by signal|exited unexpectedly)"
@@ -204,8 +215,10 @@ ERROR_RULES: list[Rule] = [
        "The loss diverged (NaN/inf or unrecoverable fp16 overflow): {line}", ignore_case=True),
     # segfault
     _e("segfault", "segv", r"Segmentation fault|SIGSEGV|[Ss]ignal 11\b|exitcode\s*:\s*-11\b|Fatal Python error: "
-       r"Segmentation|illegal instruction|SIGILL", ("segmentation", "sigsegv", "signal 11", "exitcode", "illegal",
-                                                    "sigill"), "The process crashed with a segmentation fault: {line}"),
+       r"Segmentation|illegal instruction|SIGILL|^Floating point exception\b|SIGFPE", ("segmentation", "sigsegv",
+                                                                                 "signal 11", "exitcode", "illegal",
+                                                                                 "sigill", "floating point", "sigfpe"),
+       "The process crashed with a segmentation fault: {line}"),
     # preemption / cancellation
     _e("other", "closing-signal", r"[Ss]ending process \d+ closing signal SIG\w+", ("closing signal",),
        "The launcher stopped the remaining workers after a failure: {line}", weak=True),
@@ -278,7 +291,9 @@ PROGRESS_RULES: list[Rule] = [
     _p("hf-dict", rf"^\{{'loss': (?P<loss>{F}),[^}}]*?'learning_rate': (?P<lr>{F}),[^}}]*?'epoch': (?P<epoch>{F})\}}",
        ("{'loss'",)),
     # tqdm bar (HF Trainer and any tqdm loop): `  3%|▎  | 120/4000 [01:02<33:10,  1.95it/s]`
-    _p("tqdm-bar", rf"(?P<step>\d+)/(?P<total_steps>\d+) \[[\d:]+<[\d:?]+, +{_TQDM_RATE}", ("<",)),
+    # (with the loss of its postfix: `, loss=0.41]`, `Loss=nan`, `step_loss=0.2`)
+    _p("tqdm-bar", rf"(?P<step>\d+)/(?P<total_steps>\d+) \[[\d:]+<[\d:?]+, +{_TQDM_RATE}"
+       rf"(?:[^\]\n]*?[ ,](?:train_|step_)?(?i:loss)=(?P<loss>{F}))?", ("<",)),
     # Megatron-LM
     _p("megatron", rf"iteration +(?P<step>\d+)/ *(?P<total_steps>\d+) \|[^\n]*? elapsed time per iteration \(ms\): "
        rf"(?P<ms_it>{F}) \|(?:[^\n]*? learning rate: (?P<lr>{F}) \|)?(?:[^\n]*? lm loss: (?P<loss>{F}) \|)?",
@@ -310,14 +325,15 @@ PROGRESS_RULES: list[Rule] = [
     _p("hf-num-epochs", r"^ *Num Epochs = (?P<total_epochs>[\d,]+)", ("num epochs",)),
     _p("config-max-steps", r"\b(?:max_steps|max_iters|max_update|train_iters|total_steps|training_steps)['\"]?"
        r"(?::|=| =) ?(?P<total_steps>\d+)", ("max_", "train_iters", "total_steps", "training_steps")),
-    _p("total-steps-text", r"\btotal steps:? (?P<total_steps>\d+)", ("total steps",)),
+    _p("total-steps-text", r"\btotal[ _](?:steps|iters|iterations)\b:? ?(?P<total_steps>\d+)", ("total",),
+       ignore_case=True),
     _p("scheduled-epochs", r"^Scheduled epochs: (?P<total_epochs>\d+)", ("scheduled epochs",)),
     _p("config-max-epochs", r"\b(?:max_epochs|num_train_epochs|max_epoch|epochs)['\"]?(?::|=| =) ?(?P<total_epochs>\d+)\b",
        ("epoch",)),
     # Keras: ` 120/512 [=====>....] - ETA: 1:02 - loss: 0.61` and `512/512 [======] - 127s 247ms/step - loss: ..`
     # (old Keras: `512/512 [======] - 49s - loss: ..`); the seconds of a finished bar are the epoch's elapsed time
     _p("keras-bar", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) \[[=>.]+\] - (?:ETA: [\d:]+|(?P<elapsed_s>\d+)s"
-       rf"(?: (?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step)?)(?: - loss: (?P<loss>{F}))?", ("/step", "eta:", "s - ")),
+       rf"(?: (?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step)?)(?: - loss: (?P<loss>{F}))?", ("/step", "eta:", "s - ", "] - ")),
     # Keras 3: ` 120/512 ━━━━━━━━━━━━ 5s 41ms/step - accuracy: 0.81 - loss: 0.52`
     _p("keras3-bar", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) [━─]+ +[\d:]+s? +(?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step"
        rf"(?:[^\n]*? - loss: (?P<loss>{F}))?", ("/step",)),
@@ -346,18 +362,43 @@ PROGRESS_RULES: list[Rule] = [
     # detectron2 events: `eta: 8:05:12  iter: 1259  total_loss: 1.012 ... time: 0.3322  data_time: ...`
     _p("detectron2-events", rf"\biter: (?P<step>\d+) +total_loss: (?P<loss>{F})(?:[^\n]*?\btime: (?P<s_it>{F}))?",
        ("iter:",)),
+    # a counter in brackets after the epoch: `[epoch 3][100/500]`, `Epoch 3 [100/500]`, `Train: [1/100][50/500]`
+    _p("epoch-bracket-counter", r"\bepoch[ :]*(?P<epoch>\d+)(?: ?/ ?(?P<total_epochs>\d+))?\]?[ ,]*\[ *(?P<step>\d+) ?/ ?"
+       r"(?P<total_steps>\d+) *\]", ("epoch",), ignore_case=True),
+    _p("double-bracket-counter", r"\[ *(?P<epoch>\d+) ?/ ?(?P<total_epochs>\d+) *\] ?\[ *(?P<step>\d+) ?/ ?(?P<total_steps>\d+) *\]",
+       ("][", "] [")),
+    # a counter with its unit: `| epoch   3 |   200/ 2983 batches | lr 20.00 | ms/batch 25.31 |`
+    _p("counter-unit", r"(?:\bepoch\W{1,4}(?P<epoch>\d+)\W{1,8})?\b(?P<step>\d+) ?/ ?(?P<total_steps>\d+) "
+       r"(?:batches|steps|iters|iterations)\b", ("batches", "steps", "iters", "iterations"), ignore_case=True),
+    # an (epoch, batch) pair with the loss: `[1,  2000] loss: 2.186`
+    _p("tuple-counter", rf"^\[ *(?P<epoch>\d+), +(?P<step>\d+)\] +loss: *(?P<loss>{F})", ("loss",)),
     # a bare counter: `iterations: 29107`, `global step 1200`
     _p("bare-counter", r"\b(?:iterations?|global[ _]step|steps? done)[ :=]+(?P<step>\d+)\s*$", ("iteration", "step"),
        ignore_case=True, weak=True),
+    # where a run starts or resumes: `Start training from epoch: 12, iter: 6000`, `Resuming from step 5000`
+    _p("start-counter", r"\b(?:start(?:ing)?|resum(?:e|es|ed|ing))\b[^\n]*?\b(?:iter(?:ation)?|step)[ :=]+(?P<step>\d+)\b",
+       ("start", "resum"), ignore_case=True, weak=True),
     # generic custom prints: `step 120/4000 | loss 2.31 | 0.51s/it`, `Epoch 3/10`
-    _p("custom-step-loss", rf"\b(?:global_step|step|iter|iteration|it)\b[ :=#]*(?P<step>\d+)(?: ?(?:/|of) ?"
-       rf"(?P<total_steps>\d+))?[ ,|;:\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it"),
+    _p("custom-step-loss", rf"\b(?:global_step|step|iter|iteration|it|batch|update)\b[ :=#]*(?P<step>\d+)(?: ?(?:/|of) ?"
+       rf"(?P<total_steps>\d+))?[ ,|;:\]][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})", ("step", "iter", "it", "batch",
+                                                                                       "update"),
        ignore_case=True),
     # a counter with its total and no loss: `Step 100/200000; acc: 10.5`, `[Epoch 3/200] [Batch 50/938] [D loss: ..]`
     _p("custom-step-total", r"\b(?:global[ _]step|step|iter|iteration|batch)\b\]?[ :=#\[]*(?P<step>\d+) ?(?:/|of) ?"
        r"(?P<total_steps>\d+)\b", ("step", "iter", "batch"), ignore_case=True),
     _p("custom-epoch", r"\bepoch[ :]+(?P<epoch>\d+) ?(?:/|of) ?(?P<total_epochs>\d+)\b", ("epoch",),
        ignore_case=True),
+    # a report per range of batches: `1epoch:train:401-500batch: loss=3.2`
+    _p("counter-range", r"\b\d+-(?P<step>\d+) ?(?:batch(?:es)?|iter(?:ation)?s?|steps?)\b", ("batch", "iter", "step"),
+       ignore_case=True),
+    # a counter without total or loss on a line that times it: `Train Iteration: 10  Time 11.1s / 10iters`
+    # (a damaged line, with undecodable bytes or a loss that is no number, is no evidence for this loose reader)
+    _p("counter-time", r"^(?![^\n]*(?:\ufffd|\bloss\b(?! time)[ :=]+[^\s\d.+-]))[^\n]*?\b(?:iteration|iter|step|batch)\b[ :=#]*(?P<step>\d+)\b(?! ?(?:/|of) ?\d)[^\n]*?\btime\b",
+       ("time",), ignore_case=True),
+    # an epoch line with metrics and no total: `Epoch 5, Time 4981.4s, Loss 0.57`, `epoch 210 best acc: 0.91`
+    _p("epoch-line", r"\bepoch[ :#]*(?P<epoch>\d+)\b(?! ?(?:/|of) ?\d)(?![^\n]*\b(?:batch|step|iter|iteration|it|update)\b"
+       r"[ :=#]*\d)[,:;|]? [^\n]*?(?:loss|acc|time|train_|\blr\b)",
+       ("epoch",), ignore_case=True, epoch_counter=True),
 ]
 
 OTHER_RULES: list[Rule] = [

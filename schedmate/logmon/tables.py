@@ -30,7 +30,7 @@ from schedmate.logmon.ingest import LogLine
 _NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 STEP_KEYS: tuple[str, ...] = ("training_iteration", "iterations", "iteration", "iter", "iters", "global_step",
-                              "step", "num_updates", "n_iter")
+                              "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates")
 """Keys of a step counter, best first (a block with several takes the first in this order)."""
 KEY_FIELDS: dict[str, str] = {
     **{k: "epoch" for k in ("epoch", "ep")},
@@ -48,7 +48,8 @@ KEY_FIELDS: dict[str, str] = {
 }
 _TIME_FIELDS = {"elapsed_s", "s_it"}
 
-_INLINE = re.compile(rf"(?<![\w/.])([A-Za-z_][\w/]*(?: \([a-z]+\))?) ?[:=] *[(\[]?({_NUM})(?:/(\d+))?(?![\d:])")
+# keys bare or quoted (`loss=2.3`, `"train_loss": 2.3` in a JSON line)
+_INLINE = re.compile(rf"(?<![\w/.])[\"']?([A-Za-z_][\w/]*(?: \([a-z]+\))?)[\"']? ?[:=] *[(\[]?({_NUM})(?:/(\d+))?(?![\d:])")
 _RULER = re.compile(r"^[\s|+]*[-=]{3}[-=+|\s]*$")
 _PIPE_PAIR = re.compile(r"^\s*\|([^|]*)\|([^|]*)\|\s*$")
 _COLON_PAIR = re.compile(r"^\s*([A-Za-z_][\w/ .()-]{0,60}?):(?: (.*))?$")
@@ -90,11 +91,22 @@ def parse_value(text: str, fld: str | None = None) -> float | None:
 _EVIDENCE = {"loss", "elapsed_s", "s_it", "ms_it", "it_s", "total_steps"}
 
 
-def fields_of(pairs: list[tuple[str, str]]) -> dict[str, float] | None:
-    """Field values of key/value pairs, or None without a step counter and a loss or time figure."""
+EPOCH_LINE = "_epoch_line"
+"""A value marking an epoch line (`Rule.epoch_counter`): the epoch is the counter while no step shows."""
+
+
+def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[str, float] | None:
+    """Field values of key/value pairs, or None without a step counter and a loss or time figure. With
+    `epoch_line`, pairs with a whole epoch and a loss but no step (a JSON line per epoch) are an epoch line."""
     step_key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
     if step_key is None:
-        return None
+        if not epoch_line:
+            return None
+        vals = {KEY_FIELDS[k]: parse_value(v, KEY_FIELDS[k]) for k, v in pairs if KEY_FIELDS.get(k) in ("epoch", "loss")}
+        ep, loss = vals.get("epoch"), vals.get("loss")
+        if ep is None or loss is None or ep != int(ep) or ep < 0:
+            return None
+        return {"epoch": ep, "loss": loss, EPOCH_LINE: 1.0}
     out: dict[str, float] = {}
     for k, v in pairs:
         fld = "step" if k == step_key else KEY_FIELDS.get(k)
@@ -182,7 +194,7 @@ class TableReader:
             self._block.last_lineno = ll.lineno
             return False
         self.flush()
-        values = fields_of(inline_pairs(text))
+        values = fields_of(inline_pairs(text), epoch_line=True)
         if values is not None:
             self._ready.append((values, ll))
             return True
@@ -249,22 +261,60 @@ def _cells(text: str) -> list[str] | None:
 # -- rate figures -----------------------------------------------------------------------------------------
 
 _N = rf"(?<![\d.,])({_NUM})"  # not inside a number: a search stays linear on a long run of digits
+_PER_STEP = r"step[ _]time|iter(?:ation)?[ _]time|batch[ _]time|time[ _]per[ _](?:step|iter(?:ation)?|batch)"
+_PER_N = re.compile(rf"{_N} ?s(?:ec)? ?/ ?(\d+) ?(?:iters|iterations|steps|batches)\b")
 _RATES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_N} ?(?:s|sec|secs)/(?:it|iter|step|batch)\b"), "s_it"),
-    (re.compile(rf"{_N} ?ms/(?:it|iter|step|batch)\b"), "ms_it"),
+    (re.compile(rf"{_N} ?ms/(?:it|iter|step|batch|sample)\b"), "ms_it"),
+    (re.compile(rf"{_N} ?us/(?:it|iter|step|batch|sample)\b"), "us_it"),  # Keras: `123us/sample`
     (re.compile(rf"{_N} ?(?:it|iters|steps|batches)/s(?:ec)?\b"), "it_s"),
     (re.compile(rf"\b(?:global_step/sec|steps/sec|steps_per_second)[:=] ?({_NUM})"), "it_s"),
-    (re.compile(rf"(?<![\w/])Time +({_NUM}) \( ?{_NUM}\)"), "s_it"),  # ProgressMeter: `Time  0.512 ( 0.980)`
+    (re.compile(rf"(?<![\w/])ups(?: ?[:=] ?| )({_NUM})(?![\d:])"), "it_s"),  # updates per second
+    # ProgressMeter: `Time  0.512 ( 0.980)`, also `Time: 0.630s (0.682s)` (the current figure, then the average)
+    (re.compile(rf"(?<![\w/])Time:? +({_NUM})s? \( ?{_NUM}s?\)"), "s_it"),
+    # a named time per step: `ms/batch 25.31`, `dt 512.3ms`, `step time 0.82s`, `sec_per_step=0.42`
+    (re.compile(rf"(?<![\w/])ms/(?:batch|step|it|iter)(?: ?[:=] ?| +)({_NUM})"), "ms_it"),
+    (re.compile(rf"(?<![\w/])(?i:dt|{_PER_STEP})(?: ?[:=] ?| )({_NUM}) ?ms\b"), "ms_it"),
+    (re.compile(rf"(?<![\w/])(?i:{_PER_STEP}|s(?:ec)?_per_(?:step|iter|batch))(?: ?[:=] ?| )({_NUM})(?: ?s\b| ?sec\b)?"
+                rf"(?![\d:.]| ?ms)"), "s_it"),
     (re.compile(rf"(?<![\w/])(?<!elapsed )(?<!total )(?<!epoch )(?<!eval )(?:time|iter_time|step_time|batch_time"
                 rf"|time/iter|time/step)(?: \(data\))? ?[:=] ?({_NUM})(?: ?s\b)?(?![\d:])"), "s_it"),
+    # `time 0.32` without a colon (not data, load, forward/backward, eval or total time)
+    (re.compile(rf"(?<![\w/])(?<!data )(?<!load )(?<!forward )(?<!backward )(?<!elapsed )(?<!total )(?<!epoch )"
+                rf"(?<!eval )(?<!test )(?<!val )[Tt]ime +({_NUM})(?: ?s\b)?(?![\d:./-])"), "s_it"),
 ]
+
+
+_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?| )({_NUM}) ?(?:\(s\)|s\b|secs?\b)")
+
+
+def elapsed_figure(text: str) -> dict[str, float]:
+    """A running total of seconds a progress line states (`elapsed time = 17.61 (s)`, `elapsed: 93.2s`), as
+    `elapsed_s`; not a time per iteration (`elapsed time per iteration`)."""
+    m = _ELAPSED.search(text)
+    if m is None:
+        return {}
+    try:
+        v = float(m[1].replace(",", ""))
+    except ValueError:
+        return {}
+    return {"elapsed_s": v} if v >= 0 else {}
 
 
 def rate_figures(text: str) -> dict[str, float]:
     """The time per iteration a progress line states in its own words (`0.52 s/it`, `3.9 it/s`, `247ms/step`,
     `time: 0.52`), as `s_it` / `ms_it` / `it_s`; the first figure found."""
-    if "/" not in text and "time" not in text:
+    low = text.lower()
+    if "/" not in text and "time" not in low and "_per_" not in low and "dt" not in low and "ups" not in low:
         return {}
+    per_n = _PER_N.search(text)
+    if per_n is not None:  # `Time 11.147s / 10iters`: seconds over a number of iterations
+        try:
+            secs, n = float(per_n[1].replace(",", "")), int(per_n[2])
+        except ValueError:
+            secs, n = 0.0, 0
+        if secs > 0 and n > 0:
+            return {"s_it": secs / n}
     for rx, fld in _RATES:
         m = rx.search(text)
         if m is not None:
@@ -273,5 +323,5 @@ def rate_figures(text: str) -> dict[str, float]:
             except ValueError:
                 continue
             if v > 0:
-                return {fld: v}
+                return {"ms_it": v / 1000.0} if fld == "us_it" else {fld: v}
     return {}
