@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from typing import Any
 
 _BINOPS = {
@@ -113,11 +114,14 @@ def analyze_python(text: str) -> dict[str, Any]:
         "functions": [],
         "classes": [],
         "dtype_refs": [],
+        "step_loops": [],
     }
     imports: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imports.update(a.name for a in node.names)
+        elif isinstance(node, ast.For) and (n := _range_count(node.iter)) is not None and _steps_optimizer(node):
+            out["step_loops"].append({"line": node.lineno, "n": n, "var": _src(node.target)})
         elif isinstance(node, ast.ImportFrom) and node.module:
             imports.add(node.module)
             imports.update(f"{node.module}.{a.name}" for a in node.names)
@@ -154,6 +158,42 @@ def analyze_python(text: str) -> dict[str, Any]:
     out["imports"] = sorted(imports)
     _record_assigns(tree, out)
     return out
+
+
+_OPTIMIZER = re.compile(r"(^|_)(optim|optimizer|opt)\d*$", re.IGNORECASE)
+
+
+def _range_count(it: ast.AST) -> str | None:
+    """`N` of a loop over `range(N)`, `trange(N)` or `tqdm(range(N), ...)`."""
+    if isinstance(it, ast.Call) and (dotted(it.func) or "").rsplit(".", 1)[-1] == "tqdm" and it.args:
+        it = it.args[0]
+    if isinstance(it, ast.Call) and (dotted(it.func) or "").rsplit(".", 1)[-1] in {"range", "trange"} \
+            and len(it.args) == 1 and not it.keywords:
+        return _src(it.args[0])
+    return None
+
+
+def _steps_optimizer(loop: ast.For) -> bool:
+    """Does one pass of the loop take one optimizer step (`optimizer.step()` in its body, not inside a
+    nested loop, as in `for i in range(N): (accumulate); optim.step()`)?"""
+    def walk(body: list[ast.stmt]) -> bool:
+        for st in body:
+            if isinstance(st, ast.For | ast.While | ast.AsyncFor | ast.FunctionDef | ast.AsyncFunctionDef
+                          | ast.ClassDef):
+                continue
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                f = dotted(st.value.func) or ""
+                if f.endswith(".step") and _OPTIMIZER.search(f.rsplit(".", 2)[-2]):
+                    return True
+            for attr in ("body", "orelse", "finalbody"):
+                sub = getattr(st, attr, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt) and walk(sub):
+                    return True
+            if isinstance(st, ast.Try) and any(walk(h.body) for h in st.handlers):
+                return True
+        return False
+
+    return walk(loop.body)
 
 
 def _dataclass_field(st: ast.AnnAssign) -> dict[str, Any]:
