@@ -224,9 +224,10 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
         return
     args = [_src(a) for a in node.args]
     kwargs = {kw.arg: _src(kw.value) for kw in node.keywords if kw.arg}
-    out["calls"].append(
-        {"func": func, "args": args, "kwargs": kwargs, "line": node.lineno, "when": _conditions(node)}
-    )
+    call = {"func": func, "args": args, "kwargs": kwargs, "line": node.lineno, "when": _conditions(node)}
+    if any(kw.arg is None for kw in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        call["spread"] = True  # `f(**opts)` / `f(*xs)`: more arguments than the ones named here
+    out["calls"].append(call)
     tail = func.rsplit(".", 1)[-1]
     if tail == "add_argument" and node.args:
         flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]

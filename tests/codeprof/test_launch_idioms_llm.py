@@ -130,3 +130,35 @@ def test_a_module_constant_divided_by_the_world_size_under_the_ddp_branch_is_the
     prof = analyze_code(tmp_path, command="torchrun --nproc_per_node 4 finetune.py", use_llm=False)
     assert prof.value("micro_batch_size") == 4
     assert prof.value("global_batch_size") == 64
+
+
+def test_trainingarguments_built_in_code_without_max_steps_runs_its_epochs_not_a_schedulers_step_count(tmp_path):
+    make_job(tmp_path, {
+        "train.py": """
+            import argparse
+            import transformers
+
+            p = argparse.ArgumentParser()
+            p.add_argument("--epochs", type=int, default=2)
+            p.add_argument("--micro-batch-size", type=int, default=None,
+                           help="Batch size per model instance (local batch size). Global batch size is local "
+                                "batch size times data parallel size times number of micro batches.")
+            p.add_argument("--num-training-steps", type=int, default=5000, help="steps for the lr schedule")
+            args = p.parse_args()
+            model = transformers.AutoModelForCausalLM.from_pretrained("gpt2")
+            trainer = transformers.Trainer(
+                model=model,
+                args=transformers.TrainingArguments(
+                    output_dir="out",
+                    num_train_epochs=args.epochs,
+                    per_device_train_batch_size=args.micro_batch_size,
+                ),
+            )
+            trainer.train()
+        """,
+    })
+    prof = analyze_code(tmp_path, command="torchrun --nproc_per_node 2 train.py --micro-batch-size 4", use_llm=False)
+    assert prof.value("train_steps") is None
+    assert prof.value("epochs") == 2
+    assert prof.value("micro_batch_size") == 4
+    assert prof.value("global_batch_size") == 8

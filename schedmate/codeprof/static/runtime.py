@@ -78,7 +78,13 @@ class RuntimeMixin:
         R = self._resolver
         self.lightning: dict[str, tuple[Any, list[str]]] = {}
         self.accel_kw: dict[str, tuple[Any, list[str]]] = {}
+        # the keywords of TrainingArguments built in code (None when none is, or one takes `**kwargs`)
+        self.hf_args_kw: set[str] | None = None
         for rel, c in self._find_calls("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
+            if not c.get("spread") and not c["args"]:
+                self.hf_args_kw = (self.hf_args_kw or set()) | set(c["kwargs"])
+            else:
+                self.hf_args_kw = {"**"}
             for k, src in c["kwargs"].items():
                 ok, v, ev = R.eval(src)
                 if ok:
