@@ -121,7 +121,8 @@ def analyze_python(text: str) -> dict[str, Any]:
         if isinstance(node, ast.Import):
             imports.update(a.name for a in node.names)
         elif isinstance(node, ast.For) and (n := _range_count(node.iter)) is not None and _steps_optimizer(node):
-            out["step_loops"].append({"line": node.lineno, "n": n, "var": _src(node.target)})
+            out["step_loops"].append({"line": node.lineno, "n": n, "var": _src(node.target),
+                                      "function": _enclosing_function(node)})
         elif isinstance(node, ast.ImportFrom) and node.module:
             imports.add(node.module)
             imports.update(f"{node.module}.{a.name}" for a in node.names)
@@ -170,6 +171,16 @@ def _range_count(it: ast.AST) -> str | None:
     if isinstance(it, ast.Call) and (dotted(it.func) or "").rsplit(".", 1)[-1] in {"range", "trange"} \
             and len(it.args) == 1 and not it.keywords:
         return _src(it.args[0])
+    return None
+
+
+def _enclosing_function(node: ast.AST) -> str | None:
+    """Name of the innermost function around `node` (None at module level)."""
+    p = getattr(node, "_sm_parent", None)
+    while p is not None:
+        if isinstance(p, ast.FunctionDef | ast.AsyncFunctionDef):
+            return p.name
+        p = getattr(p, "_sm_parent", None)
     return None
 
 

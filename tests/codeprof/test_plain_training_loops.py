@@ -61,3 +61,26 @@ def test_a_model_built_from_depth_width_and_vocabulary_gives_its_size(tmp_path):
     params = analyze_code(tmp_path, command="python train.py", use_llm=False).value("params")
     # 12 x 4 x 256^2 in the blocks + 1000 x 256 embeddings ~ 3.4M
     assert params is not None and 2.5e6 < params < 4.5e6
+
+
+def test_a_loop_in_a_worker_process_body_is_not_the_runs_step_count(tmp_path):
+    make_job(tmp_path, {"train.py": """
+        import torch
+        import torch.multiprocessing as mp
+
+        ROUNDS = 100
+
+        def worker(rank, model, optimizer):
+            for i in range(ROUNDS):
+                loss = model(torch.zeros(4)).sum()
+                loss.backward()
+                optimizer.step()
+
+        if __name__ == "__main__":
+            model = torch.nn.Linear(4, 2)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            procs = [mp.Process(target=worker, args=(r, model, optimizer)) for r in range(8)]
+            [q.start() for q in procs]
+            [q.join() for q in procs]
+    """})
+    assert analyze_code(tmp_path, command="python train.py", use_llm=False).value("train_steps") is None

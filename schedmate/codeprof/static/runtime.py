@@ -215,8 +215,11 @@ class RuntimeMixin:
         if len(loops) != 1 or any(P.get(k) is not None for k in (*STEPS, "train_steps", *EPOCHS)):
             return
         lp = loops[0]
-        if re.search(r"epoch", f"{lp['n']} {lp['var']}", re.IGNORECASE):
-            return  # a loop over epochs takes many steps per pass
+        if re.search(r"epoch|episode", f"{lp['n']} {lp['var']}", re.IGNORECASE):
+            return  # a loop over epochs takes many steps per pass; one over episodes is an RL rollout count
+        fn = lp.get("function")
+        if fn is not None and not re.search(r"main|train|fit|run|loop", fn, re.IGNORECASE):
+            return  # a helper or a worker process's body (`def worker(...)` under mp.Process): not the run's loop
         ok, v, ev = R.eval(lp["n"])
         if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 1 and float(v).is_integer():
             P.set("train_steps", int(v), [f"{self.r.entry}:{lp['line']}", *ev], RUNTIME)
