@@ -115,6 +115,7 @@ def analyze_python(text: str) -> dict[str, Any]:
         "classes": [],
         "dtype_refs": [],
         "step_loops": [],
+        "key_sets": [],
     }
     imports: set[str] = set()
     for node in ast.walk(tree):
@@ -339,6 +340,12 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
     scope: list[str] = []  # enclosing class and function names (`Exp.__init__`)
 
     def add(target: ast.AST, value: ast.AST, line: int, op: str | None, depth: int, when: list[str]) -> None:
+        if isinstance(target, ast.Subscript) and op is None and isinstance(target.slice, ast.Constant) \
+                and isinstance(target.slice.value, str) and (obj := dotted(target.value)):
+            # `ds_config["train_micro_batch_size_per_gpu"] = args.batch_size`: a loaded config's key set in code
+            out["key_sets"].append({"obj": obj, "key": target.slice.value, "expr": _src(value), "line": line,
+                                    "depth": depth, "when": list(when)})
+            return
         name = dotted(target)
         if name:
             out["assigns"].append(

@@ -162,3 +162,39 @@ def test_trainingarguments_built_in_code_without_max_steps_runs_its_epochs_not_a
     assert prof.value("epochs") == 2
     assert prof.value("micro_batch_size") == 4
     assert prof.value("global_batch_size") == 8
+
+
+def test_deepspeed_json_batch_keys_the_script_sets_from_its_arguments_replace_the_files_numbers(tmp_path):
+    make_job(tmp_path, {
+        "ds.json": '{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, '
+                   '"zero_optimization": {"stage": 1}}\n',
+        "train.py": """
+            import argparse
+            import json
+            import deepspeed
+
+            p = argparse.ArgumentParser()
+            p.add_argument("--batch-size", type=int, default=2)
+            p.add_argument("--grad-acc", type=int, default=1)
+            p.add_argument("--total-iters", type=int, default=10)
+            p = deepspeed.add_config_arguments(p)
+            args = p.parse_args()
+
+            def main():
+                if args.deepspeed_config is not None:
+                    with open(args.deepspeed_config) as f:
+                        ds_config = json.load(f)
+                    ds_config["train_micro_batch_size_per_gpu"] = args.batch_size
+                    ds_config["gradient_accumulation_steps"] = args.grad_acc
+                    args.deepspeed_config = None
+                model, *_ = deepspeed.initialize(model=None, config=ds_config)
+
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    cmd = "deepspeed --num_gpus 4 train.py --batch-size 8 --grad-acc 2 --total-iters 500 --deepspeed_config ds.json"
+    prof = analyze_code(tmp_path, command=cmd, use_llm=False)
+    assert prof.value("micro_batch_size") == 8
+    assert prof.value("global_batch_size") == 64
+    assert prof.value("train_steps") == 500
