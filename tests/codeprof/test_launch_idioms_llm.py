@@ -198,3 +198,21 @@ def test_deepspeed_json_batch_keys_the_script_sets_from_its_arguments_replace_th
     assert prof.value("micro_batch_size") == 8
     assert prof.value("global_batch_size") == 64
     assert prof.value("train_steps") == 500
+
+
+def test_an_angle_bracket_placeholder_in_a_documented_command_is_one_word_not_two_redirections(tmp_path):
+    make_job(tmp_path, {"train.py": HF_ENTRY})
+    cmd = ("torchrun --nproc_per_node=2 train.py --model_name_or_path <path to Llama-2-13b weights> "
+           "--per_device_train_batch_size 4 --output_dir <your output dir> --max_steps 200")
+    prof = analyze_code(tmp_path, command=cmd, use_llm=False)
+    assert prof.value("params") is not None and 1.2e10 < prof.value("params") < 1.4e10
+    assert prof.value("global_batch_size") == 8
+    assert prof.value("train_steps") == 200
+
+
+def test_a_real_redirection_in_the_command_stays_a_redirection(tmp_path):
+    make_job(tmp_path, {"train.py": HF_ENTRY, "args.txt": "x\n"})
+    cmd = "torchrun --nproc_per_node=2 train.py --per_device_train_batch_size 4 --max_steps 30 <args.txt >log.txt 2>&1"
+    prof = analyze_code(tmp_path, command=cmd, use_llm=False)
+    assert prof.value("train_steps") == 30
+    assert prof.value("global_batch_size") == 8
