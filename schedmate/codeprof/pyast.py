@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import re
 from typing import Any
 
 _BINOPS = {
@@ -113,11 +114,16 @@ def analyze_python(text: str) -> dict[str, Any]:
         "functions": [],
         "classes": [],
         "dtype_refs": [],
+        "step_loops": [],
+        "key_sets": [],
     }
     imports: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imports.update(a.name for a in node.names)
+        elif isinstance(node, ast.For) and (n := _range_count(node.iter)) is not None and _steps_optimizer(node):
+            out["step_loops"].append({"line": node.lineno, "n": n, "var": _src(node.target),
+                                      "function": _enclosing_function(node)})
         elif isinstance(node, ast.ImportFrom) and node.module:
             imports.add(node.module)
             imports.update(f"{node.module}.{a.name}" for a in node.names)
@@ -156,6 +162,52 @@ def analyze_python(text: str) -> dict[str, Any]:
     return out
 
 
+_OPTIMIZER = re.compile(r"(^|_)(optim|optimizer|opt)\d*$", re.IGNORECASE)
+
+
+def _range_count(it: ast.AST) -> str | None:
+    """`N` of a loop over `range(N)`, `trange(N)` or `tqdm(range(N), ...)`."""
+    if isinstance(it, ast.Call) and (dotted(it.func) or "").rsplit(".", 1)[-1] == "tqdm" and it.args:
+        it = it.args[0]
+    if isinstance(it, ast.Call) and (dotted(it.func) or "").rsplit(".", 1)[-1] in {"range", "trange"} \
+            and len(it.args) == 1 and not it.keywords:
+        return _src(it.args[0])
+    return None
+
+
+def _enclosing_function(node: ast.AST) -> str | None:
+    """Name of the innermost function around `node` (None at module level)."""
+    p = getattr(node, "_sm_parent", None)
+    while p is not None:
+        if isinstance(p, ast.FunctionDef | ast.AsyncFunctionDef):
+            return p.name
+        p = getattr(p, "_sm_parent", None)
+    return None
+
+
+def _steps_optimizer(loop: ast.For) -> bool:
+    """Does one pass of the loop take one optimizer step (`optimizer.step()` in its body, not inside a
+    nested loop, as in `for i in range(N): (accumulate); optim.step()`)?"""
+    def walk(body: list[ast.stmt]) -> bool:
+        for st in body:
+            if isinstance(st, ast.For | ast.While | ast.AsyncFor | ast.FunctionDef | ast.AsyncFunctionDef
+                          | ast.ClassDef):
+                continue
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                f = dotted(st.value.func) or ""
+                if f.endswith(".step") and _OPTIMIZER.search(f.rsplit(".", 2)[-2]):
+                    return True
+            for attr in ("body", "orelse", "finalbody"):
+                sub = getattr(st, attr, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt) and walk(sub):
+                    return True
+            if isinstance(st, ast.Try) and any(walk(h.body) for h in st.handlers):
+                return True
+        return False
+
+    return walk(loop.body)
+
+
 def _dataclass_field(st: ast.AnnAssign) -> dict[str, Any]:
     name = st.target.id  # type: ignore[union-attr]
     f: dict[str, Any] = {"name": name, "line": st.lineno, "has_default": False, "default": None}
@@ -184,9 +236,10 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
         return
     args = [_src(a) for a in node.args]
     kwargs = {kw.arg: _src(kw.value) for kw in node.keywords if kw.arg}
-    out["calls"].append(
-        {"func": func, "args": args, "kwargs": kwargs, "line": node.lineno, "when": _conditions(node)}
-    )
+    call = {"func": func, "args": args, "kwargs": kwargs, "line": node.lineno, "when": _conditions(node)}
+    if any(kw.arg is None for kw in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        call["spread"] = True  # `f(**opts)` / `f(*xs)`: more arguments than the ones named here
+    out["calls"].append(call)
     tail = func.rsplit(".", 1)[-1]
     if tail == "add_argument" and node.args:
         flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
@@ -287,6 +340,12 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
     scope: list[str] = []  # enclosing class and function names (`Exp.__init__`)
 
     def add(target: ast.AST, value: ast.AST, line: int, op: str | None, depth: int, when: list[str]) -> None:
+        if isinstance(target, ast.Subscript) and op is None and isinstance(target.slice, ast.Constant) \
+                and isinstance(target.slice.value, str) and (obj := dotted(target.value)):
+            # `ds_config["train_micro_batch_size_per_gpu"] = args.batch_size`: a loaded config's key set in code
+            out["key_sets"].append({"obj": obj, "key": target.slice.value, "expr": _src(value), "line": line,
+                                    "depth": depth, "when": list(when)})
+            return
         name = dotted(target)
         if name:
             out["assigns"].append(

@@ -96,6 +96,9 @@ class Resolver:
         self.assigns = assigns or {}
         self.file = file
         self._stack: set[str] = set()
+        # (name, k) while the expression of the k-th assignment to `name` is evaluated: in that very expression
+        # the name means the value its earlier assignments give (`acc = acc // world_size`, `acc //= n`)
+        self._self: list[tuple[str, int]] = []
         # names the entry binds to a loaded config (`h = AttrDict(json_config)`, `cfg = OmegaConf.load(p)`):
         # their attributes are the config's values, like `args.x`
         self.holders = set(_HOLDERS) | {
@@ -140,11 +143,25 @@ class Resolver:
         else a known parameter, else the module-level assignment whose `if` guard holds."""
         if name == "__name__":
             return "__main__"  # the names resolved here are the entry script's, which runs as __main__
+        if self._self and self._self[-1][0] == name:
+            k = self._self[-1][1]
+            got = self._from_assigns(name, ev, local=True, before=k)
+            if got is _MISSING:
+                got = self._from_assigns(name, ev, local=False, before=k)
+            if got is not _MISSING:
+                return got
+            raise Unknown(f"{name} (its earlier value)")
         if name in self.assigns and name not in self._stack:
             got = self._from_assigns(name, ev, local=True)
             if got is not _MISSING:
                 return got
         pv = self.params.get(name)
+        if pv is not None and name in self.assigns and name not in self._stack and self._reassigned(name, pv.where):
+            # a module constant of the entry script that the script sets again further down (`if ddp: acc =
+            # acc // world_size`): the later assignment in force is the value the run uses
+            got = self._from_assigns(name, ev, local=False)
+            if got is not _MISSING:
+                return got
         if pv is not None:
             ev.extend(pv.where)
             return pv.value
@@ -154,33 +171,52 @@ class Resolver:
                 return got
         raise Unknown(name)
 
-    def _from_assigns(self, name: str, ev: list[str], local: bool) -> Any:
+    def _reassigned(self, name: str, where: list[str]) -> bool:
+        """Is the parameter's value (read from this file) assigned again later at module level?"""
+        lines = [int(w.rsplit(":", 1)[1]) for w in where
+                 if w.rsplit(":", 1)[0] == self.file and w.rsplit(":", 1)[1].isdigit()]
+        return bool(lines) and any(a["depth"] == 0 and a["line"] > max(lines) for a in self.assigns[name])
+
+    def _from_assigns(self, name: str, ev: list[str], local: bool, before: int | None = None) -> Any:
+        """The value of the last assignment to `name` (of the first `before` ones) whose guard holds."""
+        added = name not in self._stack  # an earlier value read inside the name's own evaluation keeps its mark
         self._stack.add(name)
+        items = self.assigns[name][:before] if before is not None else self.assigns[name]
         try:
-            for a in reversed(self.assigns[name]):
-                if a["op"] is not None or (a["depth"] > 0) != local:
+            for k in range(len(items) - 1, -1, -1):
+                a = items[k]
+                if a["op"] not in (None, "//", "/", "*") or (a["depth"] > 0) != local:
                     continue
                 # a config attribute the code overwrites (`h.num_gpus = torch.cuda.device_count()`) has that value
                 # at run time: when it cannot be known (or may not apply), the config's value is not the answer
                 overwrites = "." in name
                 if a.get("when"):
-                    t = self.truth(a["when"])
+                    self._self.append(("", -1))  # a guard reads names as they are, never an earlier value
+                    try:
+                        t = self.truth(a["when"])
+                    finally:
+                        self._self.pop()
                     if t is False or (t is None and not overwrites):
                         continue
                     if t is None:
                         raise Unknown(f"{name} (set under a condition the sources do not decide)")
                 sub: list[str] = []
+                expr = a["expr"] if a["op"] is None else f"{name} {a['op']} ({a['expr']})"
+                self._self.append((name, k))
                 try:
-                    v = self._ev(ast.parse(a["expr"], mode="eval").body, sub)
+                    v = self._ev(ast.parse(expr, mode="eval").body, sub)
                 except (Unknown, TypeError, ValueError, ZeroDivisionError, SyntaxError, KeyError, IndexError):
                     if overwrites:
                         raise Unknown(name) from None
                     continue
+                finally:
+                    self._self.pop()
                 ev.extend(sub)
                 ev.append(f"{self.file}:{a['line']}")
                 return v
         finally:
-            self._stack.discard(name)
+            if added:
+                self._stack.discard(name)
         return _MISSING
 
     def _world(self, ev: list[str]) -> int:

@@ -29,7 +29,10 @@ def deepspeed(ctx: Ctx, toks: list[str]) -> bool:
     if isinstance(inc, str):
         hosts = [h for h in inc.split("@") if h]
         L.put("num_nodes", len(hosts), where, override="num_nodes" not in opts)
-        counts = {len(h.split(":", 1)[1].split(",")) if ":" in h else None for h in hosts}
+        # `localhost:0,1,2,3` names 4 slots; `localhost:` with an empty list (a GPU list left to the
+        # submitter) names none that can be counted
+        counts = {len([s for s in h.split(":", 1)[1].split(",") if s.strip()]) or None if ":" in h else None
+                  for h in hosts}
         if len(counts) == 1 and None not in counts:
             L.put("procs_per_node", counts.pop(), where, override="num_gpus" not in opts)
     hf = opts.get("hostfile")
@@ -38,6 +41,11 @@ def deepspeed(ctx: Ctx, toks: list[str]) -> bool:
                  explicit_slots="num_gpus" in opts)
     elif "num_nodes" not in opts and not isinstance(inc, str):
         L.put("num_nodes", 1, where, override=False)  # no hostfile: runs on the local node only
+    cvd = [d for d in (L.env.get("CUDA_VISIBLE_DEVICES") or "").split(",") if d.strip()]
+    if "num_gpus" not in opts and "num_accelerators" not in opts and not isinstance(inc, str) and cvd \
+            and all(d.strip().isdigit() for d in cvd):
+        # with no --num_gpus/--include the launcher starts one process per GPU it can see
+        L.put("procs_per_node", len(cvd), ["env:CUDA_VISIBLE_DEVICES"], override=False)
     if "num_gpus" not in opts and "num_accelerators" not in opts and L.get("procs_per_node") is None \
             and "procs_per_node" not in L.unknown:
         L.unknown["procs_per_node"] = ["deepspeed without --num_gpus (every GPU of the node)"]

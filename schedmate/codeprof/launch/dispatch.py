@@ -41,6 +41,10 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
                 return script or inner[0], True
         if t.endswith(".py"):
             return t, True
+        if t in ("-m", "--module") and k + 1 < len(argv) and _after_launcher(argv[:k], names[:k]):
+            # `torchrun --nproc-per-node 8 -m pkg.train cfg=...`: the launcher runs a module, not a script
+            mod = argv[k + 1]
+            return mod, not _NOT_LAUNCH_MODULES.match(mod)
         if PYTHONS.match(name):
             rest = argv[k + 1:]
             # the interpreter's own options come before the script: `python train.py -c cfg` is a script
@@ -56,6 +60,13 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
             sub = argv[k + 1] if k + 1 < len(argv) else ""
             return f"{name} {sub}", True
     return None
+
+
+def _after_launcher(before: list[str], names: list[str]) -> bool:
+    """Do these words start a distributed launcher (`torchrun`, `deepspeed`, `accelerate launch`,
+    `python -m torch.distributed.run`) whose own `-m` option follows?"""
+    return any(n in _DISTRIBUTED for n in names) or any(
+        t.startswith(("torch.distributed", "accelerate", "deepspeed")) for t in before)
 
 
 def _rank(ex: Exec, wd: Workdir) -> tuple[int, ...] | None:

@@ -15,6 +15,7 @@ stops after `MAX_STEPS` commands (a hostile script cannot make it spin).
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from typing import Any
 
@@ -65,6 +66,15 @@ from schedmate.codeprof.shell.state import (
 from schedmate.codeprof.shell.textutils import run_pipeline
 
 
+# a placeholder a documented command leaves for the user (`--model <path to LLaVA-7B model>`, `--data <your_data>`):
+# a single word to fill in, not an input and an output redirection
+_PLACEHOLDER = re.compile(r"""(?<![\w<>&|])<([A-Za-z_][^<>\n'"|&;$`]*[^\s<>\n'"|&;$`])>(?=\s|$)""")
+
+
+def _quote_placeholders(command: str) -> str:
+    return _PLACEHOLDER.sub(lambda m: "'" + m.group(0) + "'", command)
+
+
 class Interpreter(BuiltinsMixin, CompoundMixin):
     def __init__(self, files: FileAccess, env: dict[str, str] | None = None) -> None:
         self.files = files
@@ -75,7 +85,7 @@ class Interpreter(BuiltinsMixin, CompoundMixin):
     def command_line(self, command: str, cwd: str = "") -> ShellRun:
         """Interpret the submitted command line (itself shell) from `cwd`."""
         st = _State(dict(self.base_env), [], [], cwd, "cmd", 0)
-        self._source_text(command, "cmd", st)
+        self._source_text(_quote_placeholders(command), "cmd", st)
         return self.run
 
     def script(self, rel: str, args: list[str], cwd: str = "", env: dict[str, str] | None = None) -> ShellRun:

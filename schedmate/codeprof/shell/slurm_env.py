@@ -85,6 +85,11 @@ def _slurm_env(st: _State) -> None:
     if n_gpu:
         put("SLURM_GPUS_ON_NODE", *n_gpu)
         put("SLURM_GPUS_PER_NODE", *n_gpu)
+        if n_gpu[0].isdigit() and int(n_gpu[0]) > 0 and st.find("CUDA_VISIBLE_DEVICES") is None:
+            # Slurm hands the job its GPUs as 0..N-1; the script's own tests and counts see that list (the
+            # programs' view of the GPUs stays with the SLURM_GPUS_* variables above)
+            st.globals["CUDA_VISIBLE_DEVICES"] = Var(",".join(map(str, range(int(n_gpu[0])))), None,
+                                                     (n_gpu[1],), False)
     cpt = val("cpus_per_task")
     if cpt and cpt[0].isdigit():
         put("SLURM_CPUS_PER_TASK", cpt[0], cpt[1])

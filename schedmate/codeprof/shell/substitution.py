@@ -76,6 +76,13 @@ def substitute(code: str, lk: Lookup, expand_string: Expand) -> str:
 _COUNT_NODES = re.compile(r"""^scontrol\s+show\s+hostnames?\s+["']?\$\{?SLURM_(JOB_)?NODELIST\}?["']?\s*\|\s*wc\s+-l$""")
 _COUNT_GPUS = re.compile(r"""^(nvidia-smi\s+(-L|--list-gpus)\s*\|\s*wc\s+-l|python3?\s+-c\s+["']import torch;\s*"""
                          r"""print\(torch\.cuda\.device_count\(\)\)["'])$""")
+# counting the items of a comma-separated list held in a variable
+_LIST = r"""(?P<list>["']?\$\{?\w+\}?["']?)"""
+_COUNT_ITEMS = (
+    re.compile(r"^echo\s+(-n\s+)?" + _LIST + r"""\s*\|\s*awk\s+-F\s*["']?,["']?\s+["']\{\s*print\s+NF;?\s*\}["']$"""),
+    re.compile(r"^echo\s+(-n\s+)?" + _LIST + r"""\s*\|\s*tr\s+["']?,["']?\s+["']?\\n["']?\s*\|\s*wc\s+-l$"""),
+    re.compile(r"""^jq\s+-n\s+["']\[(?P<list>\$\{?\w+\}?)\]\s*\|\s*length["']$"""),
+)
 
 
 def _counting_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
@@ -86,6 +93,15 @@ def _counting_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
     if _COUNT_GPUS.match(code):
         n = expand_string("${SLURM_GPUS_ON_NODE}", lk)
         return n if not is_unknown(n) and n.isdigit() else unknown("$(GPU count)")
+    for k, rx in enumerate(_COUNT_ITEMS):
+        m = rx.match(code)
+        if m:  # the number of items of a comma list (a GPU list): `echo $DEVICES | awk -F, '{print NF}'`
+            items = expand_string(m.group("list"), lk)
+            if is_unknown(items):
+                return unknown("$(count of a list)")
+            if k == 1:  # `tr , '\n' | wc -l` counts lines: an empty list is still one line
+                return str(len(items.strip().split(",")))
+            return str(len([x for x in items.split(",") if x.strip()]))
     return None
 
 

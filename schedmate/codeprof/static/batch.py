@@ -126,7 +126,9 @@ class BatchMixin:
                     help_text = (a.get("help") or "").lower()
                     if re.search(r"\b(total|global|effective)\b[^.]*batch|for all (gpus|devices|processes)"
                                  r"|across (all )?(gpus|devices|processes)", help_text) and not re.search(
-                                     r"per[ -](gpu|device|process|replica)", help_text):
+                                     r"per[ -](gpu|device|process|replica|model instance)|\blocal batch",
+                                     help_text):  # Megatron's "Batch size per model instance (local batch
+                        # size). Global batch size is local batch size times ..." describes a micro batch
                         return f"{rel}:{a['line']}"
         return None
 
@@ -291,7 +293,11 @@ class BatchMixin:
             steps = self.lightning["max_steps"]
         explicit_epochs = "max_epochs" in self.lightning and "lightning Trainer default" not in self.lightning[
             "max_epochs"][1] and "max_steps" not in self.lightning
-        if steps is None and not explicit_epochs:
+        hf_kw = getattr(self, "hf_args_kw", None)
+        # TrainingArguments built in code with its keywords spelled out and no max_steps: the Trainer runs its
+        # epochs, and a step count elsewhere (`--num-training-steps` for a scheduler) is not the run length
+        hf_epochs = hf_kw is not None and "**" not in hf_kw and "max_steps" not in hf_kw
+        if steps is None and not explicit_epochs and not hf_epochs:
             # (a Lightning Trainer told its max_epochs and no max_steps stops at those epochs: a `max_steps`
             # elsewhere in its config is a schedule's horizon)
             steps = self._first(STEPS) or self._fuzzy("steps")

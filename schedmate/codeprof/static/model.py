@@ -156,8 +156,34 @@ class ModelMixin:
                         ),
                         "where": where,
                     }
+                    self._ds_keys_set_in_code()
                 except ConfigError as e:
                     r.notes.append(str(e))
+
+    _DS_BATCH_KEYS = ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size")
+
+    def _ds_keys_set_in_code(self) -> None:
+        """Batch keys of the DeepSpeed json that the job's code sets before handing the dict to DeepSpeed
+        (`ds_config["train_micro_batch_size_per_gpu"] = args.batch_size`): the code's value wins; one the
+        sources leave open (a world size) makes the key unknown rather than the file's stale number."""
+        assert self._ds is not None
+        cfg = self._ds["cfg"]
+        if not isinstance(cfg, dict):
+            return
+        for rel, s in self.r.py.items():
+            for a in s.get("key_sets", []):
+                if a["key"] not in self._DS_BATCH_KEYS or not re.search(r"(^|[._])(ds|deepspeed)", a["obj"],
+                                                                         re.IGNORECASE):
+                    continue
+                # a guard on the DeepSpeed setting itself (`if args.deepspeed_config is not None:`) holds: that
+                # setting is how this json was found (a later `args.deepspeed_config = None` does not undo it)
+                when = [c for c in a.get("when", []) if not re.search(r"deepspeed|ds_?conf", c, re.IGNORECASE)]
+                if when and self._resolver.truth(when) is False:
+                    continue
+                ok, v, ev = self._resolver.eval(a["expr"])
+                cfg[a["key"]] = v if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0 else "auto"
+                self._ds["lines"].pop(a["key"], None)
+                self._ds.setdefault("code_keys", {})[a["key"]] = [f"{rel}:{a['line']}", *ev]
 
     def _ds_value(self, key: str) -> tuple[Any, list[str]] | None:
         if not self._ds:
@@ -169,6 +195,8 @@ class ModelMixin:
             cur = cur[part]
         if cur == "auto":
             return None
+        if key in self._ds.get("code_keys", {}):
+            return cur, self._ds["code_keys"][key]
         line = self._ds["lines"].get(key)
         if "ev" in self._ds:
             return cur, [self._ds["ev"]]

@@ -45,6 +45,7 @@ ACCUM = (
     "gradient_accumulation",
     "accumulation_steps",
     "grad_acc_steps",
+    "gradient_accumulate_every",
     "accum_iter",
     "gradient_accumulation_iters",
     "batch_accumulation_per_replica",

@@ -14,11 +14,13 @@ from schedmate.codeprof.resolve import Resolver
 from schedmate.codeprof.static.names import (
     COMPUTED_GLOBAL,
     COMPUTED_STEPS,
+    EPOCHS,
     EXPERTS,
     FFN,
     HIDDEN,
     LAYERS,
     LIGHTNING_KW,
+    STEPS,
     VOCAB,
 )
 
@@ -76,7 +78,13 @@ class RuntimeMixin:
         R = self._resolver
         self.lightning: dict[str, tuple[Any, list[str]]] = {}
         self.accel_kw: dict[str, tuple[Any, list[str]]] = {}
+        # the keywords of TrainingArguments built in code (None when none is, or one takes `**kwargs`)
+        self.hf_args_kw: set[str] | None = None
         for rel, c in self._find_calls("TrainingArguments", "Seq2SeqTrainingArguments", "SFTConfig"):
+            if not c.get("spread") and not c["args"]:
+                self.hf_args_kw = (self.hf_args_kw or set()) | set(c["kwargs"])
+            else:
+                self.hf_args_kw = {"**"}
             for k, src in c["kwargs"].items():
                 ok, v, ev = R.eval(src)
                 if ok:
@@ -128,11 +136,13 @@ class RuntimeMixin:
         dims: dict[str, list[tuple[Any, list[str]]]] = {}
         for rel, c in self.calls:
             tail = c["func"].rsplit(".", 1)[-1]
+            kw = set(c["kwargs"])
+            whole_lm = bool(kw & set(LAYERS)) and bool(kw & set(HIDDEN)) and bool(kw & set(VOCAB))
             if (
-                (re.search(r"(Config|Args|ModelArgs)$", tail) or tail == "dict")
+                (re.search(r"(Config|Args|ModelArgs)$", tail) or tail == "dict" or whole_lm)
                 and tail not in {"TrainingArguments", "SFTConfig"}
                 and self._active(c) is not False
-            ):
+            ):  # a config object, or a language model built from its depth, width and vocabulary (`PaLM(...)`)
                 for k, src in c["kwargs"].items():
                     if k in LAYERS + HIDDEN + VOCAB + FFN + EXPERTS:
                         ok, v, ev = R.eval(src)
@@ -170,6 +180,7 @@ class RuntimeMixin:
                         [f"{self.r.entry}:{a['line']}", *ev],
                         RUNTIME,
                     )
+        self._step_loop(P, R)
         # settings the entry script overwrites in a branch the run takes (`if args.dataset == "imagenet":
         # args.batch_size = 64`): the parsed value is replaced before training
         for a in entry_assigns:
@@ -196,6 +207,22 @@ class RuntimeMixin:
                     if a["op"] == "//" or isinstance(cur.value, int) and float(v).is_integer():
                         v = int(v)
                     P.set(a["target"], v, [*cur.where, f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
+
+    def _step_loop(self, P: Any, R: Resolver) -> None:
+        """The entry script's own training loop over `range(N)` taking one optimizer step per pass
+        (`for i in range(NUM_BATCHES): ...; optim.step()`): N steps, when nothing else gives the run length."""
+        loops = self.r.py.get(self.r.entry or "", {}).get("step_loops", [])
+        if len(loops) != 1 or any(P.get(k) is not None for k in (*STEPS, "train_steps", *EPOCHS)):
+            return
+        lp = loops[0]
+        if re.search(r"epoch|episode", f"{lp['n']} {lp['var']}", re.IGNORECASE):
+            return  # a loop over epochs takes many steps per pass; one over episodes is an RL rollout count
+        fn = lp.get("function")
+        if fn is not None and not re.search(r"main|train|fit|run|loop", fn, re.IGNORECASE):
+            return  # a helper or a worker process's body (`def worker(...)` under mp.Process): not the run's loop
+        ok, v, ev = R.eval(lp["n"])
+        if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 1 and float(v).is_integer():
+            P.set("train_steps", int(v), [f"{self.r.entry}:{lp['line']}", *ev], RUNTIME)
 
     def _topology(self) -> None:
         r, L = self.r, self.r.launch
