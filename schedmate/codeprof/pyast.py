@@ -305,6 +305,13 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
         for st in body:
             if isinstance(st, ast.Assign):
                 for t in st.targets:
+                    if isinstance(t, ast.Tuple | ast.List) and isinstance(st.value, ast.Call):
+                        # `rank, world_size = get_dist_info()`: each name is one item of the call's result,
+                        # recorded as `__unpacked__(i, call)` (unknown unless a rule knows what the call returns)
+                        for i, el in enumerate(t.elts):
+                            add(el, ast.Call(func=ast.Name(id="__unpacked__"), args=[ast.Constant(i), st.value],
+                                             keywords=[]), st.lineno, None, depth, when)
+                        continue
                     add(t, st.value, st.lineno, None, depth, when)
             elif isinstance(st, ast.AnnAssign) and st.value is not None:
                 add(st.target, st.value, st.lineno, None, depth, when)

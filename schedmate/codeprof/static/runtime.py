@@ -172,18 +172,27 @@ class RuntimeMixin:
                     )
         # settings the entry script overwrites in a branch the run takes (`if args.dataset == "imagenet":
         # args.batch_size = 64`): the parsed value is replaced before training
+        # The branches are decided on the values before any of these assignments (`if args.batch_size is None:
+        # ... else: args.batch_size //= n` takes one branch), and a setting's own name in its new value is its
+        # value before the assignment (`args.batch_size = args.batch_size // total_gpus`)
+        taken = []
         for a in entry_assigns:
             parts = a["target"].split(".")
             if a["op"] is not None or len(parts) != 2 or parts[0] not in _SETTINGS_HOLDERS:
                 continue
-            cur = P.get(parts[1])
+            with R.holding(a["target"]):
+                t = R.truth(a["when"]) if a.get("when") else None
+            if (a.get("when") and t is not True) or (not a.get("when") and a["depth"] > 0):
+                continue  # a branch the run may not take, or a function body the run may not call
+            taken.append((a, parts[1]))
+        for a, key in taken:
+            cur = P.get(key)
             if cur is None or cur.layer >= RUNTIME:
                 continue
-            if (a.get("when") and R.truth(a["when"]) is not True) or (not a.get("when") and a["depth"] > 0):
-                continue  # a branch the run may not take, or a function body the run may not call
-            ok, v, ev = R.eval(a["expr"])
+            with R.holding(a["target"]):
+                ok, v, ev = R.eval(a["expr"])
             if ok and isinstance(v, (int, float, str)) and not isinstance(v, bool):
-                P.set(parts[1], v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
+                P.set(key, v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
         # in-place updates of known values (nanoGPT: gradient_accumulation_steps //= ddp_world_size)
         entry = self.r.py.get(self.r.entry or "", {})
         for a in entry.get("assigns", []):
