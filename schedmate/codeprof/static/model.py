@@ -308,7 +308,9 @@ class ModelMixin:
 
     _MODEL_TYPES = {"visiontransformer": "vit", "vit": "vit", "swintransformer": "swin", "convnext": "convnext",
                     "resnet": "resnet", "resnetv1c": "resnet", "resnetv1d": "resnet", "resnext": "resnext",
-                    "deit": "deit", "efficientnet": "efficientnet"}
+                    "deit": "deit", "efficientnet": "efficientnet", "maevit": "mae-vit", "beitvit": "beit",
+                    "sotresnet": "resnet", "levit": "levit", "poolformer": "poolformer", "repvgg": "repvgg",
+                    "swintransformerv2": "swinv2"}
 
     def _name_from_model_dict(self) -> tuple[str, list[str]] | None:
         """OpenMMLab-style model dicts: `backbone=dict(type='ResNet', depth=50)` -> resnet50,

@@ -159,6 +159,7 @@ MODEL_NAME = (
     "network",
     "net",
     "backbone",
+    "init_checkpoint",  # TF (BERT, XLNet, ALBERT): the pretrained checkpoint a fine-tuning run starts from
 )
 HF_DEFAULTS = {
     "per_device_train_batch_size": 8,

@@ -1,0 +1,57 @@
+"""Published sizes of vision and speech models named by a flag, an OpenMMLab model dict or a checkpoint
+directory."""
+
+from __future__ import annotations
+
+from schedmate.codeprof import known
+from schedmate.codeprof.analyzer import analyze_code
+from tests.codeprof.codeprof_support import make_job
+
+
+def test_efficient_backbones_and_yolo_generations_have_their_published_sizes():
+    assert known.lookup_model("LeViT_256")[2] == 18.9e6
+    assert known.lookup_model("poolformer_s12")[2] == 12e6
+    assert known.lookup_model("yolov10s.yaml")[2] == 7.2e6
+    assert known.lookup_model("yolov6s6")[2] == 41.4e6 and known.lookup_model("yolov6s")[2] == 18.5e6
+    assert known.lookup_model("pvt_v2_b2")[2] == 25.4e6
+
+
+def test_a_google_checkpoint_directory_that_states_its_shape_names_the_model():
+    hit = known.lookup_in_path("ckpts/xlnet_cased_L-12_H-768_A-12/xlnet_model.ckpt")
+    assert hit is not None and hit[0] == "xlnet-base"
+    assert known.lookup_model("uncased_L-24_H-1024_A-16")[0] == "bert-large"
+
+
+def test_a_models_own_flag_default_names_a_known_backbone(tmp_path):
+    make_job(tmp_path, {"main.py": """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--model", default="PoolFormer_S24", type=str)
+        p.add_argument("--batch-size", default=64, type=int)
+        args = p.parse_args()
+    """})
+    f = analyze_code(tmp_path, "python main.py", use_llm=False).facts
+    assert f["params"].value == 21e6
+
+
+def test_an_openmmlab_mae_model_dict_is_the_published_mae(tmp_path):
+    make_job(tmp_path, {
+        "tools/train.py": "import argparse\nfrom mmengine.config import Config\n"
+                          "p = argparse.ArgumentParser()\np.add_argument('config')\nargs = p.parse_args()\n"
+                          "cfg = Config.fromfile(args.config)\n",
+        "configs/_base_/mae.py": "model = dict(type='MAE', backbone=dict(type='MAEViT', arch='b', patch_size=16),\n"
+                                 "             neck=dict(type='MAEPretrainDecoder', decoder_depth=8))\n",
+        "configs/run.py": "_base_ = ['./_base_/mae.py']\ntrain_dataloader = dict(batch_size=64)\n"
+                          "train_cfg = dict(max_epochs=100)\n",
+    })
+    f = analyze_code(tmp_path, "python tools/train.py configs/run.py", use_llm=False).facts
+    assert f["params"].value == 111.9e6 and f["epochs"].value == 100
+
+
+def test_a_speech_separation_model_class_called_by_name_has_its_published_size(tmp_path):
+    make_job(tmp_path, {"train.py": """
+        from sepkit.models import ConvTasNet
+        model = ConvTasNet(n_src=2)
+    """})
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert f["params"].value == 5.1e6
