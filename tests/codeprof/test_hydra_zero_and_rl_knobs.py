@@ -1,0 +1,55 @@
+"""Hydra 0.x entries (`@hydra.main(config_path='config/train.yaml', strict=True)`: the path names the primary
+config, and a group's config merges at the top level), and RL update periods that are no accumulation."""
+
+from __future__ import annotations
+
+from schedmate.codeprof.analyzer import analyze_code
+from tests.codeprof.codeprof_support import make_job
+
+FILES = {
+    "train.py": """
+        import hydra
+        import torch
+
+        class Workspace:
+            def __init__(self, cfg):
+                self.device = torch.device(cfg.device)
+                self.agent = hydra.utils.instantiate(cfg.agent)
+
+        @hydra.main(config_path="config/train.yaml", strict=True)
+        def main(cfg):
+            Workspace(cfg).run()
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "config/train.yaml": "defaults:\n  - agent: ddpg\n\nenv: walker_walk\ndevice: cuda\n",
+    "config/agent/ddpg.yaml": """
+        agent:
+          name: ddpg
+          class: agents.ddpg.DDPGAgent
+          params:
+            batch_size: 512
+            actor_update_frequency: 2
+            critic_target_update_frequency: 2
+    """,
+    "config/agent/td3.yaml": "agent:\n  name: td3\n  params:\n    batch_size: 256\n",
+}
+
+
+def test_a_hydra_zero_config_path_names_the_primary_file_and_groups_merge_at_the_top(tmp_path):
+    make_job(tmp_path, FILES)
+    f = analyze_code(tmp_path, "python train.py env=cheetah_run", use_llm=False).facts
+    assert f["micro_batch_size"].value == 512
+
+
+def test_a_group_choice_on_the_command_line_picks_the_other_file(tmp_path):
+    make_job(tmp_path, FILES)
+    f = analyze_code(tmp_path, "python train.py agent=td3", use_llm=False).facts
+    assert f["micro_batch_size"].value == 256
+
+
+def test_rl_update_periods_are_no_gradient_accumulation(tmp_path):
+    make_job(tmp_path, FILES)
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert f["global_batch_size"].value == 512  # one process, nothing accumulates
