@@ -53,3 +53,26 @@ def test_rl_update_periods_are_no_gradient_accumulation(tmp_path):
     make_job(tmp_path, FILES)
     f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
     assert f["global_batch_size"].value == 512  # one process, nothing accumulates
+
+
+def test_an_update_count_used_inside_the_collection_loop_is_per_iteration_not_the_runs_length(tmp_path):
+    make_job(tmp_path, {"train.py": """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--frames_per_batch", type=int, default=1000)
+        p.add_argument("--utd_ratio", type=float, default=1.0)
+        p.add_argument("--batch_size", type=int, default=256)
+
+        def main():
+            args = p.parse_args()
+            num_updates = int(args.frames_per_batch * args.utd_ratio)
+            for data in collector:
+                buffer.extend(data)
+                for _ in range(num_updates):
+                    update(buffer.sample(args.batch_size))
+
+        if __name__ == "__main__":
+            main()
+    """})
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert "train_steps" not in f or f["train_steps"].value is None

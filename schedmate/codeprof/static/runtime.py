@@ -56,6 +56,29 @@ class RuntimeMixin:
         per_node = local if L.get("distributed_launcher") else (len(visible) or None)
         return Resolver(self.r.params, env, world, per_node, assigns, self.r.entry or "")
 
+    def _inner_loop_counts(self) -> set[str]:
+        """Names the entry script uses as the count of a loop nested in another loop (`for _ in range(n)`
+        inside `for batch in collector:`): a per-iteration count, not the run's length."""
+        import ast
+
+        text = self.wd.read_text(self.r.entry) if self.r.entry else None
+        try:
+            tree = ast.parse(text or "")
+        except SyntaxError:
+            return set()
+        out: set[str] = set()
+
+        def visit(node: ast.AST, in_loop: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.For) and in_loop and isinstance(child.iter, ast.Call) \
+                        and getattr(child.iter.func, "id", None) == "range" and child.iter.args \
+                        and isinstance(child.iter.args[-1], ast.Name):
+                    out.add(child.iter.args[-1].id)
+                visit(child, in_loop or isinstance(child, ast.For | ast.While | ast.AsyncFor))
+
+        visit(tree, False)
+        return out
+
     def _active(self, call: dict[str, Any]) -> bool | None:
         return self._resolver.truth(call.get("when", []))
 
@@ -162,6 +185,8 @@ class RuntimeMixin:
             ):
                 if a.get("when") and R.truth(a["when"]) is not True:
                     continue
+                if holder is None and leaf in self._inner_loop_counts():
+                    continue  # `for i in range(num_updates)` inside the collection loop: updates per iteration
                 ok, v, ev = R.eval(a["expr"])
                 if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
                     P.set(
