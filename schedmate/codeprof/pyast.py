@@ -9,6 +9,7 @@ line and the config files say.
 from __future__ import annotations
 
 import ast
+import re
 import operator
 from typing import Any
 
@@ -223,6 +224,7 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 "line": node.lineno,
                 "type": kwargs.get("type"),
                 "help": _help_text(node),
+                "main_only": _under_main_guard(node),
             }
         )
     elif tail in _ABSL_DEFINES and node.args and isinstance(node.args[0], ast.Constant) \
@@ -245,6 +247,7 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 "line": node.lineno,
                 "type": None,
                 "help": help_text if ok_h and isinstance(help_text, str) else "",
+                "main_only": _under_main_guard(node),
             }
         )
     elif tail == "HfArgumentParser" and node.args:
@@ -263,6 +266,11 @@ def _help_text(node: ast.Call) -> str:
             if isinstance(kw.value, ast.JoinedStr):
                 return "".join(p.value for p in kw.value.values if isinstance(p, ast.Constant))[:300]
     return ""
+
+
+def _under_main_guard(node: ast.AST) -> bool:
+    """Inside `if __name__ == "__main__":` (code that runs only when its module is the program)."""
+    return any(re.fullmatch(r"""__name__\s*==\s*['"]__main__['"]""", w.strip()) for w in _conditions(node))
 
 
 def _conditions(node: ast.AST) -> list[str]:

@@ -175,10 +175,14 @@ class BatchMixin:
                     "per_replica_batch_size",
                 )
             )
+            estimator_strategy = fw == "tensorflow" and any(
+                "train_distribute" in c["kwargs"] for _, c in self._find_calls("RunConfig"))
             if per is not None:
                 micro = per
             elif self._help_says_per_device(b := self._first(("batch_size",))):
                 micro = b  # documented as per device (tf_cnn_benchmarks' --batch_size)
+            elif estimator_strategy and (b := self._first(("train_batch_size", "batch_size"))) is not None:
+                micro = b  # TF 1.x Estimator with a distribution strategy: input_fn's batch is per replica
             else:
                 g = self._first(("global_batch_size", "batch_size", "train_batch_size", "batch"))
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:

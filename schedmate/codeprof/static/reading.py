@@ -157,6 +157,8 @@ class ReadingMixin:
         self._class_defaults()
         for rel, s in self.r.py.items():
             for a in s["argparse"]:
+                if a.get("main_only") and rel != self.r.entry:
+                    continue  # defined under another module's `if __name__ == "__main__":`, which never runs
                 if a["has_default"]:
                     P.set(a["dest"], a["default"], f"{rel}:{a['line']}", CODE_DEFAULT)
             wanted = {c.split(".")[-1] for c in s["hf_parser"]}
