@@ -76,3 +76,44 @@ def test_an_update_count_used_inside_the_collection_loop_is_per_iteration_not_th
     """})
     f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
     assert "train_steps" not in f or f["train_steps"].value is None
+
+
+def test_an_off_policy_loop_that_updates_after_a_warm_up_trains_for_the_rest_of_its_steps(tmp_path):
+    make_job(tmp_path, {"main.py": """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--max_timesteps", type=float, default=3e5)
+        p.add_argument("--start_timesteps", type=int, default=25000)
+        p.add_argument("--batch_size", type=int, default=100)
+        args = p.parse_args()
+        for t in range(int(args.max_timesteps)):
+            action = act(state)
+            if t >= args.start_timesteps:
+                policy.train(buffer, args.batch_size)
+    """})
+    f = analyze_code(tmp_path, "python main.py --max_timesteps 1e6", use_llm=False).facts
+    assert f["train_steps"].value == 975000
+
+
+def test_a_while_loop_with_several_updates_per_step_counts_each(tmp_path):
+    make_job(tmp_path, {"train.py": """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--num_steps", type=int, default=10000)
+        p.add_argument("--seed_steps", type=int, default=1000)
+        p.add_argument("--updates_per_step", type=int, default=2)
+
+        class Runner:
+            def run(self, args):
+                self.step = 0
+                while self.step < args.num_steps:
+                    if self.step >= args.seed_steps:
+                        for _ in range(args.updates_per_step):
+                            self.agent.update(self.buffer)
+                    self.step += 1
+
+        if __name__ == "__main__":
+            Runner().run(p.parse_args())
+    """})
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert f["train_steps"].value == 18000

@@ -11,6 +11,7 @@ from schedmate.codeprof.params import (
     RUNTIME,
 )
 from schedmate.codeprof.resolve import Resolver
+from schedmate.codeprof.static.warmup import updates_after_warmup
 from schedmate.codeprof.static.names import (
     COMPUTED_GLOBAL,
     COMPUTED_STEPS,
@@ -195,6 +196,11 @@ class RuntimeMixin:
                         [f"{self.r.entry}:{a['line']}", *ev],
                         RUNTIME,
                     )
+        # an off-policy loop that updates once per iteration after a warm-up: its optimizer steps
+        text = self.wd.read_text(self.r.entry) if self.r.entry else None
+        got = updates_after_warmup(text, self.r.entry, R) if text else None
+        if got is not None:
+            P.set("train_steps", got[0], got[1], RUNTIME)
         # settings the entry script overwrites in a branch the run takes (`if args.dataset == "imagenet":
         # args.batch_size = 64`): the parsed value is replaced before training
         # The branches are decided on the values before any of these assignments (`if args.batch_size is None:
