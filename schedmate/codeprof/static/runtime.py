@@ -8,6 +8,7 @@ from typing import Any
 from schedmate.codeprof.launch import Setting
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
+    CONFIG,
     RUNTIME,
 )
 from schedmate.codeprof.resolve import Resolver
@@ -163,6 +164,10 @@ class RuntimeMixin:
                         if ok and isinstance(v, int) and not isinstance(v, bool):
                             dims.setdefault(k, []).append((v, [f"{rel}:{c['line']}", *ev]))
         for k, vals in dims.items():
+            cur = P.get(k)
+            if cur is not None and cur.layer >= CONFIG and not any(
+                    w.startswith(f"{self.r.entry}:") for _, ev in vals for w in ev[:1]):
+                continue  # the job's config names it; a library's own defaults (a test config) do not replace it
             if len({v for v, _ in vals}) == 1:
                 P.set(k, vals[0][0], vals[0][1], RUNTIME)
         # global batch computed in code: `total_batch_size = args.batch_size * args.update_freq * world_size`
