@@ -55,3 +55,26 @@ def test_a_speech_separation_model_class_called_by_name_has_its_published_size(t
     """})
     f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
     assert f["params"].value == 5.1e6
+
+
+def test_a_swin_backbone_given_by_width_and_depths_is_the_published_size(tmp_path):
+    make_job(tmp_path, {
+        "tools/train.py": "import argparse\nfrom mmcv import Config\np = argparse.ArgumentParser()\n"
+                          "p.add_argument('config')\nargs = p.parse_args()\ncfg = Config.fromfile(args.config)\n",
+        "configs/seg.py": "model = dict(type='EncoderDecoder', backbone=dict(type='SwinTransformer', embed_dims=128,\n"
+                          "    depths=[2, 2, 18, 2], num_heads=[4, 8, 16, 32]))\n"
+                          "data = dict(samples_per_gpu=2)\nrunner = dict(type='IterBasedRunner', max_iters=160000)\n",
+    })
+    f = analyze_code(tmp_path, "python tools/train.py configs/seg.py", use_llm=False).facts
+    assert f["params"].value == 88e6  # Swin-B
+
+
+def test_a_vit_backbone_given_by_width_and_layers_is_the_published_size(tmp_path):
+    make_job(tmp_path, {
+        "tools/train.py": "import argparse\nfrom mmcv import Config\np = argparse.ArgumentParser()\n"
+                          "p.add_argument('config')\nargs = p.parse_args()\ncfg = Config.fromfile(args.config)\n",
+        "configs/cls.py": "model = dict(type='ImageClassifier', backbone=dict(type='VisionTransformer',\n"
+                          "    embed_dims=384, num_layers=12, patch_size=16))\n",
+    })
+    f = analyze_code(tmp_path, "python tools/train.py configs/cls.py", use_llm=False).facts
+    assert f["params"].value == 22e6  # ViT-S
