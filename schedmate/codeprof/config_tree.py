@@ -165,6 +165,8 @@ def gin_config(text: str) -> dict[str, Any]:
             key = f"{block}.{key}"
         if expr.startswith("%"):
             value = macros.get(expr[1:], UNKNOWN)
+        elif re.fullmatch(r"@[\w./]+(\(\))?", expr):
+            value = expr[1:].removesuffix("()").replace("/", ".").rsplit(".", 1)[-1]  # `@trax.models.Resnet50`
         else:
             try:
                 ok, value = const_eval(ast.parse(expr, mode="eval").body)
