@@ -283,7 +283,9 @@ def ml_collections_config(text: str) -> dict[str, Any]:
     bases: list[str] = []
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef) and fn.name in {"get_config", "get_hyper", "get_cfg"}:
-            out = merge(out, attribute_tree(fn.body, {**globals_, **_param_defaults(fn)})[0])
+            # module-level tables (`NUM_LAYERS = {'B': 12, 'L': 24}`) are readable inside the function
+            tables = {k: v for k, v in out.items() if isinstance(v, dict)}
+            out = merge(out, attribute_tree(fn.body, {**tables, **globals_, **_param_defaults(fn)})[0])
             if fn.name != "get_hyper":
                 bases.extend(_base_config_modules(tree, fn))
     out = merge(out, attribute_tree(tree.body, globals_)[0])

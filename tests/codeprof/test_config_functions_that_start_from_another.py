@@ -70,3 +70,23 @@ def test_a_relative_import_of_the_base_config_is_its_sibling_file(tmp_path):
     f = analyze_code(tmp_path, "python bench/task/train.py --config=bench/task/configs/sibling.py",
                      use_llm=False).facts
     assert f["global_batch_size"].value == 16 and f["train_steps"].value == 20000
+
+
+def test_a_config_function_reads_module_level_size_tables(tmp_path):
+    make_job(tmp_path, {**FILES, "bench/task/configs/sized.py": """
+        import ml_collections
+
+        VARIANT = 'NET-M'
+        BATCH = {'S': 32, 'M': 128, 'L': 512}
+        STEPS = {'S': 1000, 'M': 4000, 'L': 9000}
+
+        def get_config():
+            config = ml_collections.ConfigDict()
+            _, size = VARIANT.split('-')
+            config.batch_size = BATCH[size]
+            config.num_train_steps = STEPS[size]
+            return config
+    """})
+    f = analyze_code(tmp_path, "python bench/task/train.py --config=bench/task/configs/sized.py",
+                     use_llm=False).facts
+    assert f["global_batch_size"].value == 128 and f["train_steps"].value == 4000
