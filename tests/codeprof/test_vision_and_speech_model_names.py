@@ -78,3 +78,16 @@ def test_a_vit_backbone_given_by_width_and_layers_is_the_published_size(tmp_path
     })
     f = analyze_code(tmp_path, "python tools/train.py configs/cls.py", use_llm=False).facts
     assert f["params"].value == 22e6  # ViT-S
+
+
+def test_a_detector_family_with_a_backbone_depth_setting_is_the_published_detector(tmp_path):
+    make_job(tmp_path, {
+        "det/main.py": "from absl import app, flags\nfrom ml_collections import config_flags\n"
+                       "config_flags.DEFINE_config_file('config', None, 'c')\nFLAGS = flags.FLAGS\n\n"
+                       "def main(argv):\n    cfg = FLAGS.config\n\nif __name__ == '__main__':\n    app.run(main)\n",
+        "det/cfg.py": "import ml_collections\n\ndef get_config():\n    config = ml_collections.ConfigDict()\n"
+                      "    config.model_name = 'detr'\n    config.backbone_num_layers = 101\n"
+                      "    config.batch_size = 64\n    return config\n",
+    })
+    f = analyze_code(tmp_path, "python det/main.py --config=det/cfg.py", use_llm=False).facts
+    assert f["params"].value == 60.2e6  # DETR-R101

@@ -270,6 +270,13 @@ class ModelMixin:
                 if pv is not None and isinstance(pv.value, str) and (hit := known.lookup_in_path(pv.value)):
                     name = (hit[0], pv.where)  # `/path/to/llama-7B/hf`: the directory names the model
                     break
+        if name is None:  # a detector named by its family and its backbone's depth (`detr` + 50 -> detr-r50)
+            depth = next((pv for k in ("backbone_num_layers", "backbone_depth", "resnet_depth")
+                          if (pv := P.get(k)) is not None and isinstance(pv.value, int)), None)
+            fam = next((pv for k in ("model_name", "arch", "model") if (pv := P.get(k)) is not None
+                        and isinstance(pv.value, str) and re.fullmatch(r"[A-Za-z][\w-]*", pv.value)), None)
+            if depth is not None and fam is not None and known.lookup_model(f"{fam.value}-r{depth.value}"):
+                name = (f"{fam.value}-r{depth.value}", fam.where + depth.where)
         if name is None and self.r.launch is not None:  # a model id among positional arguments
             for arg in self._positional:
                 if re.fullmatch(r"[\w.-]+/[\w.-]+", arg) and (hit := known.lookup_model(arg)) and hit[1]:
