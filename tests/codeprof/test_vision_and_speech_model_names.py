@@ -91,3 +91,14 @@ def test_a_detector_family_with_a_backbone_depth_setting_is_the_published_detect
     })
     f = analyze_code(tmp_path, "python det/main.py --config=det/cfg.py", use_llm=False).facts
     assert f["params"].value == 60.2e6  # DETR-R101
+
+
+def test_a_segmentors_swin_backbone_is_not_taken_for_the_whole_model(tmp_path):
+    make_job(tmp_path, {
+        "tools/train.py": "import argparse\nfrom mmcv import Config\np = argparse.ArgumentParser()\n"
+                          "p.add_argument('config')\nargs = p.parse_args()\ncfg = Config.fromfile(args.config)\n",
+        "configs/seg.py": "model = dict(type='EncoderDecoder', backbone=dict(type='SwinTransformer', embed_dims=96,\n"
+                          "    depths=[2, 2, 6, 2]), decode_head=dict(type='UPerHead', channels=512))\n",
+    })
+    f = analyze_code(tmp_path, "python tools/train.py configs/seg.py", use_llm=False).facts
+    assert "params" not in f or f["params"].value is None  # UperNet heads double it; the sources leave it open

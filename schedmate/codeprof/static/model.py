@@ -364,6 +364,9 @@ class ModelMixin:
         width = leaf("embed_dim", "embed_dims")
         if width is None or not isinstance(width.value, int):
             return None
+        heads = ("decode_head", "roi_head", "bbox_head", "rpn_head", "mask_head", "panoptic_head", "auxiliary_head")
+        if any(f".{h}." in f".{k}." for k, _ in self.r.params.items() for h in heads):
+            return None  # a detector's or segmentor's heads are large: the backbone is not the whole model
         if base in {"swin", "swinv2"}:
             depths = leaf("depths")
             if depths is None or not isinstance(depths.value, list | tuple):
