@@ -342,6 +342,11 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^gpt2_medium_en", "gpt2-medium", "gpt", 355e6),
     (r"^gpt2_large_en", "gpt2-large", "gpt", 774e6),
     (r"^gpt2_extra_large_en", "gpt2-xl", "gpt", 1.56e9),
+    # video and 3D detection (published sizes: SlowFast, PointPillars, PV-RCNN)
+    (r"^slowfast[_-]r-?50", "slowfast-r50", "cnn", 34.6e6),
+    (r"^slowfast[_-]r-?101", "slowfast-r101", "cnn", 62.9e6),
+    (r"^point[_-]?pillars?$", "pointpillars", "cnn", 4.8e6),
+    (r"^pv[_-]?rcnn$", "pv-rcnn", "cnn", 13.1e6),
     # Google checkpoint directories that state their shape (`uncased_L-12_H-768_A-12`)
     (r"^xlnet[_-](cased|uncased)[_-]l-12[_-]h-768", "xlnet-base", "bert", 117e6),
     (r"^xlnet[_-](cased|uncased)[_-]l-24[_-]h-1024", "xlnet-large", "bert", 360e6),

@@ -102,3 +102,8 @@ def test_a_segmentors_swin_backbone_is_not_taken_for_the_whole_model(tmp_path):
     })
     f = analyze_code(tmp_path, "python tools/train.py configs/seg.py", use_llm=False).facts
     assert "params" not in f or f["params"].value is None  # UperNet heads double it; the sources leave it open
+
+
+def test_video_and_point_cloud_models_have_their_published_sizes():
+    assert known.lookup_model("slowfast-r50")[2] == 34.6e6
+    assert known.lookup_model("PointPillar")[2] == 4.8e6

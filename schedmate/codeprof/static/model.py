@@ -317,7 +317,8 @@ class ModelMixin:
                     "resnet": "resnet", "resnetv1c": "resnet", "resnetv1d": "resnet", "resnext": "resnext",
                     "deit": "deit", "efficientnet": "efficientnet", "maevit": "mae-vit", "beitvit": "beit",
                     "sotresnet": "resnet", "levit": "levit", "poolformer": "poolformer", "repvgg": "repvgg",
-                    "swintransformerv2": "swinv2", "swintransformer3d": "swin"}
+                    "swintransformerv2": "swinv2", "swintransformer3d": "swin",
+                    "resnet3dslowfast": "slowfast-r"}
 
     def _name_from_model_dict(self) -> tuple[str, list[str]] | None:
         """OpenMMLab-style model dicts: `backbone=dict(type='ResNet', depth=50)` -> resnet50,
