@@ -69,6 +69,11 @@ def _ce(node: ast.AST, names: dict[str, Any]) -> Any:
         raise ValueError(f"unknown name {node.id}")
     if isinstance(node, ast.Attribute) and (path := dotted(node)) in names:  # `config.batch_size`, if known
         return names[path]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"int", "float"} \
+            and len(node.args) == 1 and not node.keywords:  # `int(1e6)`: a number written for readability
+        v = _ce(node.args[0], names)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return int(v) if node.func.id == "int" else float(v)
     raise ValueError(f"not a constant: {type(node).__name__}")
 
 

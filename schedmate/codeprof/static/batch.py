@@ -311,7 +311,7 @@ class BatchMixin:
         if steps is None and not explicit_epochs:
             # (a Lightning Trainer told its max_epochs and no max_steps stops at those epochs: a `max_steps`
             # elsewhere in its config is a schedule's horizon)
-            steps = self._first(STEPS) or self._fuzzy("steps")
+            steps = self._first(("loop_train_steps",)) or self._first(STEPS) or self._fuzzy("steps")
         duration = self._first(("max_duration", "train_duration"))
         unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)

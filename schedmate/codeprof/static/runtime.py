@@ -12,7 +12,7 @@ from schedmate.codeprof.params import (
     RUNTIME,
 )
 from schedmate.codeprof.resolve import Resolver
-from schedmate.codeprof.static.warmup import updates_after_warmup
+from schedmate.codeprof.static.warmup import loop_from_offset, updates_after_warmup
 from schedmate.codeprof.static.names import (
     COMPUTED_GLOBAL,
     COMPUTED_STEPS,
@@ -21,6 +21,7 @@ from schedmate.codeprof.static.names import (
     HIDDEN,
     LAYERS,
     LIGHTNING_KW,
+    STEPS,
     VOCAB,
 )
 
@@ -57,6 +58,24 @@ class RuntimeMixin:
         visible = [d for d in (L.env.get("CUDA_VISIBLE_DEVICES") or "").split(",") if d.strip().isdigit()]
         per_node = local if L.get("distributed_launcher") else (len(visible) or None)
         return Resolver(self.r.params, env, world, per_node, assigns, self.r.entry or "")
+
+    _JAX_MULTI = {"pmap", "pjit", "shard_map", "xmap", "Mesh", "NamedSharding", "PositionalSharding",
+                  "device_put_replicated", "device_put_sharded", "local_device_count", "device_count", "devices",
+                  "local_devices", "create_device_mesh", "make_mesh", "replicate", "shard", "with_sharding_constraint"}
+    _JAX_FRAMEWORKS = ("t5x", "paxml", "praxis", "levanter", "maxtext", "MaxText", "big_vision", "scenic", "trax",
+                       "jaxline", "flaxformer", "EasyLM", "seqio", "alpa", "haliax", "jestimator")
+
+    def _jax_one_device(self) -> bool:
+        """A JAX job that trains with jit and names no multi-device API (pmap, sharding, meshes, device counts)
+        in any file read, nor runs on a multi-device framework: it computes on the default device."""
+        if self._imports_any(*self._JAX_FRAMEWORKS):
+            return False
+        if any(c["func"].rsplit(".", 1)[-1] in self._JAX_MULTI for _, c in self.calls):
+            return False
+        words = re.compile(r"\b(" + "|".join(sorted(self._JAX_MULTI)) + r")\b")
+        if any(words.search(self.wd.read_text(rel) or "") for rel in self.r.py):
+            return False  # also decorators (`@jax.pmap`) and references passed around
+        return bool(self._find_calls("apply_gradients", "value_and_grad", "grad", "update"))
 
     def _inner_loop_counts(self) -> set[str]:
         """Names the entry script uses as the count of a loop nested in another loop (`for _ in range(n)`
@@ -204,8 +223,9 @@ class RuntimeMixin:
         # an off-policy loop that updates once per iteration after a warm-up: its optimizer steps
         text = self.wd.read_text(self.r.entry) if self.r.entry else None
         got = updates_after_warmup(text, self.r.entry, R) if text else None
-        if got is not None:
-            P.set("train_steps", got[0], got[1], RUNTIME)
+        got = got or (loop_from_offset(text, self.r.entry, R, STEPS) if text else None)
+        if got is not None:  # the loop's own length beats the step settings it is computed from
+            P.set("loop_train_steps", got[0], got[1], RUNTIME)
         # settings the entry script overwrites in a branch the run takes (`if args.dataset == "imagenet":
         # args.batch_size = 64`): the parsed value is replaced before training
         # The branches are decided on the values before any of these assignments (`if args.batch_size is None:
@@ -334,6 +354,8 @@ class RuntimeMixin:
             if self._imports_any("jax", "flax") and r.val("framework") != "tensorflow":
                 if uses_gpu and self._mirrored():
                     ppn, nprocs = self._visible_devices(), None  # one JAX process drives every local device
+                elif self._jax_one_device():
+                    ppn, nprocs, uses_gpu = Setting(1, [f"{self.r.entry}:1"]), None, True
             elif self._imports_any("tensorflow", "keras") and uses_gpu is not False:
                 # (a horovod import does not matter here: one process launched alone is a world of one)
                 decided, got = self._tensorflow_devices()

@@ -93,3 +93,37 @@ def updates_after_warmup(text: str, rel: str, resolver: Any) -> tuple[int, list[
         if steps > 0:
             return steps, [f"{rel}:{loop.lineno}", f"{rel}:{gate[2]}", *ev_n, *ev_w, *ev_k]
     return None
+
+
+def _range_args(it: ast.AST) -> list[ast.expr] | None:
+    """The arguments of `range(...)`, also wrapped in a progress bar (`tqdm.tqdm(range(a, b), ...)`)."""
+    if isinstance(it, ast.Call) and ast.unparse(it.func) in {"tqdm", "tqdm.tqdm", "trange"} and it.args:
+        it = it.args[0]
+    if isinstance(it, ast.Call) and ast.unparse(it.func) == "range":
+        return list(it.args)
+    return None
+
+
+def loop_from_offset(text: str, rel: str, resolver: Any, step_names: tuple[str, ...]) -> tuple[int, list[str]] | None:
+    """The training loop `for i in range(1 - FLAGS.num_pretraining_steps, FLAGS.max_steps + 1)`: a start that
+    is itself a setting (pre-training steps before the main ones) makes the loop longer than its stop; its
+    length is stop - start. Loops starting at a literal are left to the step settings."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for loop in ast.walk(tree):
+        if not isinstance(loop, ast.For):
+            continue
+        args = _range_args(loop.iter)
+        if not args or len(args) != 2 or isinstance(args[0], ast.Constant):
+            continue
+        stop = ast.unparse(args[1])
+        if not any(name in stop for name in step_names):
+            continue
+        ok_a, a, ev_a = resolver.eval(ast.unparse(args[0]))
+        ok_b, b, ev_b = resolver.eval(stop)
+        a, b = _number(a), _number(b)
+        if ok_a and ok_b and all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b)) and b > a:
+            return int(b) - int(a), [f"{rel}:{loop.lineno}", *ev_a, *ev_b]
+    return None
