@@ -138,6 +138,33 @@ class ReadingMixin:
                 return True
         return False
 
+    def _configurable_defaults(self) -> None:
+        """Keyword defaults of the entry script's gin-configurable functions (`@gin.configurable def
+        train_eval(..., batch_size=32, num_iterations=...)`): the values the run uses unless a gin binding
+        (`train_eval.batch_size = 64`) or a flag passed in the call replaces them."""
+        import ast as _ast
+
+        from schedmate.codeprof.pyast import const_eval
+
+        text = self.wd.read_text(self.r.entry) if self.r.entry else None
+        try:
+            tree = _ast.parse(text or "")
+        except SyntaxError:
+            return
+        P = self.r.params
+        for fn in tree.body:
+            if not isinstance(fn, _ast.FunctionDef) or not any(
+                    "configurable" in _ast.unparse(d) for d in fn.decorator_list):
+                continue
+            a = fn.args
+            pos = [*a.posonlyargs, *a.args]
+            pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
+                     *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
+            for arg, default in pairs:
+                ok, v = const_eval(default)
+                if ok and isinstance(v, (int, float, str)) and not isinstance(v, bool) and P.get(arg.arg) is None:
+                    P.set(arg.arg, v, f"{self.r.entry}:{default.lineno}", CODE_DEFAULT)
+
     def _defaults(self) -> None:
         P = self.r.params
         if self._uses_hf_args():
@@ -155,6 +182,7 @@ class ReadingMixin:
         for rel in list(self.r.py):
             self._attribute_defaults(rel)
         self._class_defaults()
+        self._configurable_defaults()
         for rel, s in self.r.py.items():
             for a in s["argparse"]:
                 if a.get("main_only") and rel != self.r.entry:
