@@ -165,6 +165,8 @@ def gin_config(text: str) -> dict[str, Any]:
             key = f"{block}.{key}"
         if expr.startswith("%"):
             value = macros.get(expr[1:], UNKNOWN)
+        elif re.fullmatch(r"@[\w./]+(\(\))?", expr):
+            value = expr[1:].removesuffix("()").replace("/", ".").rsplit(".", 1)[-1]  # `@trax.models.Resnet50`
         else:
             try:
                 ok, value = const_eval(ast.parse(expr, mode="eval").body)
@@ -214,6 +216,10 @@ def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None
                         local[e.id] = x  # type: ignore[union-attr]
             continue
         is_tree = isinstance(value, ast.Call) and _CONFIG_DICT.search(_dotted(value.func) or "") is not None
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call) \
+                and (_dotted(value.func) or "").endswith(".get_config"):
+            roots[target.id] = {}  # `config = base_config.get_config()`: the base's fields come as a `_base_`
+            continue
         if isinstance(target, ast.Name):
             if is_tree and not value.args:  # type: ignore[union-attr]
                 roots[target.id] = {k.arg: _drop_unknown(_value(k.value, local))  # type: ignore[union-attr]
@@ -274,10 +280,43 @@ def ml_collections_config(text: str) -> dict[str, Any]:
     tree = ast.parse(text)
     out = python_config(text)
     globals_ = {k: v for k, v in out.items() if not isinstance(v, dict)}
+    bases: list[str] = []
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef) and fn.name in {"get_config", "get_hyper", "get_cfg"}:
-            out = merge(out, attribute_tree(fn.body, {**globals_, **_param_defaults(fn)})[0])
-    return merge(out, attribute_tree(tree.body, globals_)[0])
+            # module-level tables (`NUM_LAYERS = {'B': 12, 'L': 24}`) are readable inside the function
+            tables = {k: v for k, v in out.items() if isinstance(v, dict)}
+            out = merge(out, attribute_tree(fn.body, {**tables, **globals_, **_param_defaults(fn)})[0])
+            if fn.name != "get_hyper":
+                bases.extend(_base_config_modules(tree, fn))
+    out = merge(out, attribute_tree(tree.body, globals_)[0])
+    if bases:
+        out["_base_"] = bases
+    return out
+
+
+def _base_config_modules(tree: ast.Module, fn: ast.FunctionDef) -> list[str]:
+    """Files of the configs a `get_config()` starts from (`config = base_listops_config.get_config()` with
+    `from pkg.configs import base_listops_config`): paths from the repository root (`pkg/configs/x.py`), or
+    `./x.py` for a relative import of a sibling."""
+    modules: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            pkg = ("." * node.level) + (node.module or "")
+            for a in node.names:
+                modules[a.asname or a.name] = f"{pkg}.{a.name}" if node.module else f"{pkg}{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                modules[a.asname or a.name.rsplit(".", 1)[-1]] = a.name
+    out: list[str] = []
+    for st in ast.walk(fn):
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+            func = _dotted(st.value.func) or ""
+            owner = func[: -len(".get_config")] if func.endswith(".get_config") else None
+            mod = modules.get(owner or "")
+            if mod:
+                rel = mod.lstrip(".").replace(".", "/") + ".py"
+                out.append(f"./{rel}" if mod.startswith(".") else f"/{rel}")
+    return out
 
 
 def _dotted(node: ast.AST) -> str | None:

@@ -40,6 +40,7 @@ class _Composer:
     def __init__(self, read: Reader, root: str, cli_choices: dict[str, str], tree: ConfigTree) -> None:
         self.read, self.root, self.cli = read, root.strip("/"), cli_choices
         self.tree = tree
+        self.legacy = False
         self._cache: dict[str, tuple[str | None, dict[str, Any], list[Any], str] | None] = {}
 
     def path(self, rel: str) -> str:
@@ -115,7 +116,8 @@ class _Composer:
                     for option in (choice if isinstance(choice, list) else [choice]):
                         if option is None or str(option) in ("null", "None", "???"):
                             continue
-                        items.append((f"{grp}/{option}", grp, pkg.strip() or grp.replace("/", ".")))
+                        items.append((f"{grp}/{option}", grp,
+                                      pkg.strip() or ("" if self.legacy else grp.replace("/", "."))))
         if None not in items:
             items.append(None)  # Hydra 1.1: a config's own values come after its defaults
         order: list[tuple[str, str, str]] = []
@@ -129,10 +131,11 @@ class _Composer:
         return order
 
 
-def compose(read: Reader, root: str, primary: str, overrides: list[str], env: dict[str, str] | None = None
-            ) -> ConfigTree:
+def compose(read: Reader, root: str, primary: str, overrides: list[str], env: dict[str, str] | None = None,
+            legacy: bool = False) -> ConfigTree:
     """The composed config of `primary` (a name under the config directory `root`) with the command-line
-    `overrides` (`group=option`, `+group=option`, `a.b=value`)."""
+    `overrides` (`group=option`, `+group=option`, `a.b=value`). `legacy`: Hydra 0.x, where a group's config
+    merges at the top level (no `group.` package) unless its header says otherwise."""
     tree = ConfigTree()
     root = root.strip("/")
     cli_choices: dict[str, str] = {}
@@ -149,6 +152,7 @@ def compose(read: Reader, root: str, primary: str, overrides: list[str], env: di
         else:
             values.append((key, val))
     comp = _Composer(read, root, cli_choices, tree)
+    comp.legacy = legacy
     start = primary.removesuffix(".yaml").removesuffix(".yml")
     chosen: dict[str, Any] = {}
     order: list[tuple[str, str, str]] = []

@@ -69,6 +69,11 @@ def _ce(node: ast.AST, names: dict[str, Any]) -> Any:
         raise ValueError(f"unknown name {node.id}")
     if isinstance(node, ast.Attribute) and (path := dotted(node)) in names:  # `config.batch_size`, if known
         return names[path]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"int", "float"} \
+            and len(node.args) == 1 and not node.keywords:  # `int(1e6)`: a number written for readability
+        v = _ce(node.args[0], names)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return int(v) if node.func.id == "int" else float(v)
     raise ValueError(f"not a constant: {type(node).__name__}")
 
 
@@ -276,6 +281,7 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 "line": node.lineno,
                 "type": kwargs.get("type"),
                 "help": _help_text(node),
+                "main_only": _under_main_guard(node),
             }
         )
     elif tail in _ABSL_DEFINES and node.args and isinstance(node.args[0], ast.Constant) \
@@ -298,6 +304,7 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 "line": node.lineno,
                 "type": None,
                 "help": help_text if ok_h and isinstance(help_text, str) else "",
+                "main_only": _under_main_guard(node),
             }
         )
     elif tail == "HfArgumentParser" and node.args:
@@ -316,6 +323,11 @@ def _help_text(node: ast.Call) -> str:
             if isinstance(kw.value, ast.JoinedStr):
                 return "".join(p.value for p in kw.value.values if isinstance(p, ast.Constant))[:300]
     return ""
+
+
+def _under_main_guard(node: ast.AST) -> bool:
+    """Inside `if __name__ == "__main__":` (code that runs only when its module is the program)."""
+    return any(re.fullmatch(r"""__name__\s*==\s*['"]__main__['"]""", w.strip()) for w in _conditions(node))
 
 
 def _conditions(node: ast.AST) -> list[str]:
@@ -364,6 +376,13 @@ def _record_assigns(tree: ast.Module, out: dict[str, Any]) -> None:
         for st in body:
             if isinstance(st, ast.Assign):
                 for t in st.targets:
+                    if isinstance(t, ast.Tuple | ast.List) and isinstance(st.value, ast.Call):
+                        # `rank, world_size = get_dist_info()`: each name is one item of the call's result,
+                        # recorded as `__unpacked__(i, call)` (unknown unless a rule knows what the call returns)
+                        for i, el in enumerate(t.elts):
+                            add(el, ast.Call(func=ast.Name(id="__unpacked__"), args=[ast.Constant(i), st.value],
+                                             keywords=[]), st.lineno, None, depth, when)
+                        continue
                     add(t, st.value, st.lineno, None, depth, when)
             elif isinstance(st, ast.AnnAssign) and st.value is not None:
                 add(st.target, st.value, st.lineno, None, depth, when)

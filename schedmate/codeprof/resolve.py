@@ -7,8 +7,10 @@ and the launcher fixes the world size; anything else is unknown (never guessed).
 from __future__ import annotations
 
 import ast
-import re
 import operator
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from schedmate.codeprof.params import ParamSpace
@@ -70,6 +72,12 @@ _ARITH = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
+
+
+# an item unpacked from a distributed-setup call (`get_dist_info()`, `init_dist_slurm(...)`,
+# `getattr(common_utils, 'init_dist_%s' % launcher)(...)`), and the names that mean the world size
+_DIST_SETUP = re.compile(r"__unpacked__\(\d+, .*(dist_info|init_dist|init_distributed|setup_dist|dist_init)", re.S)
+_WORLD_NAME = re.compile(r"world_size|world|total_gpus|num_gpus|n_gpus|ngpus|gpu_num|num_replicas|num_processes")
 
 
 class Unknown(Exception):
@@ -200,6 +208,13 @@ class Resolver:
                         continue
                     if t is None:
                         raise Unknown(f"{name} (set under a condition the sources do not decide)")
+                if _DIST_SETUP.match(a["expr"]) and _WORLD_NAME.fullmatch(name.rsplit(".", 1)[-1]):
+                    # `rank, world_size = get_dist_info()`, `total_gpus, rank = init_dist_pytorch(...)`: the
+                    # item a distributed-setup helper returns under a world-size name is the world size
+                    if self.world is None:
+                        raise Unknown(f"{name} (the world size)")
+                    ev.append(f"{self.file}:{a['line']}")
+                    return self._world(ev)
                 sub: list[str] = []
                 expr = a["expr"] if a["op"] is None else f"{name} {a['op']} ({a['expr']})"
                 self._self.append((name, k))
@@ -218,6 +233,18 @@ class Resolver:
             if added:
                 self._stack.discard(name)
         return _MISSING
+
+    @contextmanager
+    def holding(self, name: str) -> Iterator[None]:
+        """Evaluate with `name` read from the parameter space, not re-derived from its assignments (the
+        right-hand side of an assignment to `name` means its value before that assignment)."""
+        added = name not in self._stack
+        self._stack.add(name)
+        try:
+            yield
+        finally:
+            if added:
+                self._stack.discard(name)
 
     def _world(self, ev: list[str]) -> int:
         if self.world is None:
@@ -305,6 +332,8 @@ class Resolver:
 
             f = dotted(node.func) or ""
             tail = f.rsplit(".", 1)[-1]
+            if f == "__unpacked__":
+                raise Unknown("one item of a call's result")
             if f in {"os.environ.get", "os.getenv", "environ.get", "getenv"} and node.args:
                 key = self._ev(node.args[0], ev)
                 if len(node.args) > 1:

@@ -11,6 +11,7 @@ from schedmate.codeprof.launch import accelerate, clis, deepspeed, mpi, python, 
 from schedmate.codeprof.launch.clis import CONVENTIONS
 from schedmate.codeprof.launch.context import FAMILIES, Ctx
 from schedmate.codeprof.launch.model import PYTHONS, Launch, LaunchError, combine
+from schedmate.codeprof.launch.wrappers import kaldi_inner
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.shell import Exec, interpret_command, readable
 
@@ -28,7 +29,7 @@ _SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch")
 
 def _target(ex: Exec) -> tuple[str, bool] | None:
     """(the program's entry: script, module or CLI, is it a launch at all) for ranking."""
-    argv = ex.argv
+    argv = kaldi_inner(ex.argv) or ex.argv
     names = [PurePosixPath(t).name for t in argv]
     for k, t in enumerate(argv):
         name = names[k]
@@ -71,10 +72,11 @@ def _after_launcher(before: list[str], names: list[str]) -> bool:
 
 def _rank(ex: Exec, wd: Workdir) -> tuple[int, ...] | None:
     got = _target(ex)
-    if got is None and ex.argv:
+    argv = kaldi_inner(ex.argv) or ex.argv
+    if got is None and argv:
         from schedmate.codeprof.launch.clis import console_script
 
-        prog = PurePosixPath(ex.argv[0]).name
+        prog = PurePosixPath(argv[0]).name
         if console_script(Ctx(wd, Launch()), prog) is not None:  # a console script of the job's own package
             got = (prog, True)
     if got is None:

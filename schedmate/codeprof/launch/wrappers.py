@@ -45,3 +45,25 @@ def container(ctx: Ctx, toks: list[str]) -> bool:
     opts, i = scan_options(toks, 2, {"B", "bind", "H", "home", "pwd", "W", "workdir", "env", "overlay"},
                            {"nv", "nvccli", "cleanenv", "c", "contain", "e", "writable-tmpfs", "writable_tmpfs"})
     return ctx.dispatch(toks[i + 1 :]) if i + 1 < len(toks) else False
+
+
+# Kaldi's job runners (also ESPnet, icefall and other Kaldi-style recipes): `run.pl [--gpu 1] [JOB=1:N] LOG cmd...`
+KALDI_RUNNERS = {"run.pl", "queue.pl", "slurm.pl", "ssh.pl", "retry.pl"}
+
+
+def kaldi_inner(argv: list[str]) -> list[str] | None:
+    """The command a Kaldi job runner runs (its options, the job range and the log file dropped), or None."""
+    if not argv or argv[0].rsplit("/", 1)[-1] not in KALDI_RUNNERS:
+        return None
+    i = 1
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 1 if "=" in argv[i] else 2
+    if i < len(argv) and re.fullmatch(r"[A-Za-z_]\w*=\d+:\d+", argv[i]):
+        i += 1  # JOB=1:8
+    return argv[i + 1:] if i + 1 < len(argv) else None
+
+
+@family(*sorted(KALDI_RUNNERS))
+def kaldi_runner(ctx: Ctx, toks: list[str]) -> bool:
+    inner = kaldi_inner(toks)
+    return ctx.dispatch(inner) if inner else False

@@ -35,6 +35,28 @@ from schedmate.codeprof.shell.values import MARK
 class BuiltinsMixin:
     """Builtins, function calls, nested scripts (`bash x.sh`, `sbatch x.sh`, `srun bash x.sh`) and conditions."""
 
+    def _kaldi_options(self, st: _State, node: Simple) -> bool:
+        """Kaldi's `. utils/parse_options.sh` (also ESPnet, icefall, asteroid recipes): leading `--name value`
+        arguments set the script's variable `name` (dashes become underscores) when it is already defined;
+        `--config f` sources `f` first. The consumed arguments are shifted away."""
+        pos = list(st.positional)
+        for i, a in enumerate(pos[:-1]):
+            if a == "--config" and (rel := self._script_path(pos[i + 1], st)) is not None:
+                self._run_file(rel, st)
+        while len(pos) >= 2 and pos[0].startswith("--") and "=" not in pos[0] and pos[0] != "--config":
+            name = pos[0][2:].replace("-", "_")
+            old = st.find(name)
+            if old is None or not name.isidentifier():
+                self.run.notes.append(f"{st.script}:{node.line}: parse_options.sh: --{name} is no variable of "
+                                      "the script (the recipe would stop)")
+                break
+            st.put(name, Var(pos[1], None, (st.where(node.line),), old.exported))
+            pos = pos[2:]
+        while len(pos) >= 2 and pos[0] == "--config":
+            pos = pos[2:]
+        st.positional = pos
+        return True
+
     # -- builtins ---------------------------------------------------------------------------------
     def _builtin(self, prog: str, argv: list[str], st: _State, node: Simple,
                  prefix_env: dict[str, tuple[str, set[str]]]) -> Any:
@@ -62,6 +84,8 @@ class BuiltinsMixin:
         if prog in ("source", "."):
             if len(argv) < 2:
                 return True
+            if argv[1].rsplit("/", 1)[-1] == "parse_options.sh":
+                return self._kaldi_options(st, node)
             rel = self._script_path(argv[1], st)
             if rel is None:
                 self.run.notes.append(f"{st.script}:{node.line}: sourced file {argv[1]} is not in the workdir")

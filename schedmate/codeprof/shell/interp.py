@@ -65,7 +65,6 @@ from schedmate.codeprof.shell.state import (
 )
 from schedmate.codeprof.shell.textutils import run_pipeline
 
-
 # a placeholder a documented command leaves for the user (`--model <path to LLaVA-7B model>`, `--data <your_data>`):
 # a single word to fill in, not an input and an output redirection
 _PLACEHOLDER = re.compile(r"""(?<![\w<>&|])<([A-Za-z_][^<>\n'"|&;$`]*[^\s<>\n'"|&;$`])>(?=\s|$)""")

@@ -40,8 +40,11 @@ from schedmate.codeprof.static.result import StaticResult
 from schedmate.codeprof.static.runtime import RuntimeMixin
 
 # a gradient-accumulation setting or call (`gradient_accumulation_steps`, `accum_iter`, `update_freq`,
-# `accelerator.accumulate(model)`), not any word with "accum" in it (`coco_evaluator.accumulate()`)
-_ACCUM_NAME = re.compile(r"grad\w*accum|accum\w*(grad|step|iter|batch|freq)|update_freq|^accelerator\.accumulate$|"
+# `accelerator.accumulate(model)`), not any word with "accum" in it (`coco_evaluator.accumulate()`), nor a
+# running count (`accumulated_iter`: iterations done so far), nor another update's period
+# (`actor_update_freq`, `target_update_frequency` in RL)
+_ACCUM_NAME = re.compile(r"grad\w*accum|accum(?!ulated_)\w*(grad|step|iter|batch|freq)|(^|\.)update_freq$|"
+                         r"^accelerator\.accumulate$|"
                          r"\baccum_?(steps|iter)?$|accumulate_grad", re.IGNORECASE)
 
 

@@ -9,6 +9,7 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     LIBRARY_DEFAULT,
+    RUNTIME,
     training_leaf,
 )
 from schedmate.codeprof.shell.values import is_unknown
@@ -139,6 +140,11 @@ class BatchMixin:
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
                 if re.search(r"batch", a["target"], re.IGNORECASE) and _SPLIT_OVER_PROCESSES.search(a["expr"]):
+                    held = self.r.params.get(a["target"].rsplit(".", 1)[-1])
+                    if held is not None and held.layer >= RUNTIME and not any(
+                            w.startswith(f"{rel}:") and w == f"{rel}:{a['line']}" for w in held.where) \
+                            and any(w.startswith(f"{rel}:") for w in held.where):
+                        continue  # the run set this setting in another branch: this split is not taken
                     return f"{rel}:{a['line']}"
         return None
 
@@ -171,10 +177,14 @@ class BatchMixin:
                     "per_replica_batch_size",
                 )
             )
+            estimator_strategy = fw == "tensorflow" and any(
+                "train_distribute" in c["kwargs"] for _, c in self._find_calls("RunConfig"))
             if per is not None:
                 micro = per
             elif self._help_says_per_device(b := self._first(("batch_size",))):
                 micro = b  # documented as per device (tf_cnn_benchmarks' --batch_size)
+            elif estimator_strategy and (b := self._first(("train_batch_size", "batch_size"))) is not None:
+                micro = b  # TF 1.x Estimator with a distribution strategy: input_fn's batch is per replica
             else:
                 g = self._first(("global_batch_size", "batch_size", "train_batch_size", "batch"))
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:
@@ -185,6 +195,10 @@ class BatchMixin:
         if micro is None and fw not in {"tensorflow", "jax"}:
             micro = self._first(MICRO) or self._fuzzy("micro")
             split = self._divided_by_world() or self._help_says_total(micro)
+            applied = next((pv for _, pv in r.params.items() if split is not None and split in pv.where
+                            and pv.layer >= RUNTIME and to_int(pv.value)), None)
+            if applied is not None:  # the entry already divided the setting: it holds the per-process batch
+                micro, split = (applied.value, list(applied.where)), None
             if micro is not None and split is not None and to_int(micro[0]):
                 # the code divides this batch size over the processes: it is the global batch
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
@@ -203,6 +217,9 @@ class BatchMixin:
                 name = re.search(r"([\w.]*batch_?size\w*)\)?\s*//?", a["expr"], re.IGNORECASE)
                 if name is None:
                     continue
+                held = self.r.params.get_path(name.group(1).split(".", 1)[-1])
+                if held is not None and held.layer >= RUNTIME and any(w.startswith(f"{rel}:") for w in held.where):
+                    continue  # the run already divided the setting, or set it in another branch
                 ok, v, ev = self._resolver.eval(name.group(1))
                 if ok and to_int(v) and to_int(v) > 0:
                     return to_int(v), [*ev, f"{rel}:{a['line']}"]
@@ -300,7 +317,7 @@ class BatchMixin:
         if steps is None and not explicit_epochs and not hf_epochs:
             # (a Lightning Trainer told its max_epochs and no max_steps stops at those epochs: a `max_steps`
             # elsewhere in its config is a schedule's horizon)
-            steps = self._first(STEPS) or self._fuzzy("steps")
+            steps = self._first(("loop_train_steps",)) or self._first(STEPS) or self._fuzzy("steps")
         duration = self._first(("max_duration", "train_duration"))
         unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)

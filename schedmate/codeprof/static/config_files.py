@@ -186,10 +186,14 @@ class ConfigFilesMixin:
             cli_cn = self.r.params.get("config_name", "cn")
             if cli_cn is not None and cli_cn.layer < COMMAND_LINE:
                 cli_cn = None
-            if "config_name" not in c["kwargs"] and cli_cn is None:
-                continue
             cp = c["kwargs"].get("config_path", "'.'").strip("'\"")
             cn = c["kwargs"].get("config_name", "''").strip("'\"")
+            legacy = "strict" in c["kwargs"]  # a Hydra 0.x argument
+            if "config_name" not in c["kwargs"] and cp.endswith((".yaml", ".yml")):
+                # Hydra 0.x: `config_path` names the primary config file itself
+                cp, cn, legacy = str(PurePosixPath(cp).parent), PurePosixPath(cp).stem, True
+            elif "config_name" not in c["kwargs"] and cli_cn is None:
+                continue
             if cli_cp is not None and cli_cp.layer >= COMMAND_LINE and isinstance(cli_cp.value, str):
                 cp = cli_cp.value
                 rel = self.r.entry or rel
@@ -203,7 +207,7 @@ class ConfigFilesMixin:
             L = self.r.launch
             overrides = [a for a in (L.args if L else []) if re.match(r"^[+~]{0,2}[A-Za-z_][\w./@-]*=", a)]
             tree = compose(self.wd.read_text, "" if root == "." else root, cn, overrides,
-                           L.env if L else {})
+                           L.env if L else {}, legacy=legacy)
             self.r.notes.extend(n for n in tree.notes if n not in self.r.notes)
             for f in tree.files:
                 if f not in self.r.configs:

@@ -218,6 +218,13 @@ class DevicesMixin:
                        or re.search(r"(get|build|create|make)_?(distribution_|distribute_)?strategy$",
                                     c["func"].rsplit(".", 1)[-1], re.IGNORECASE)]
         if strategies:
+            # TF 1.x `MirroredStrategy(num_gpus=n)` / `MirroredStrategy(devices=[...])`: the GPUs it mirrors over
+            for rel, c in self._find_calls("MirroredStrategy"):
+                src = c["kwargs"].get("num_gpus") or c["kwargs"].get("devices")
+                ok, v, ev = self._resolver.eval(src) if src else (False, None, [])
+                n = len(v) if ok and isinstance(v, list) else (v if ok and isinstance(v, int) else None)
+                if n and n > 0 and not isinstance(n, bool):
+                    return True, Setting(n, [f"{rel}:{c['line']}", *ev])
             return True, self._visible_devices()
         for name in ("num_gpus", "n_gpus", "num_gpu", "gpus"):
             pv = self.r.params.get(name)

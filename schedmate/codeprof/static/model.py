@@ -298,6 +298,13 @@ class ModelMixin:
                 if pv is not None and isinstance(pv.value, str) and (hit := known.lookup_in_path(pv.value)):
                     name = (hit[0], pv.where)  # `/path/to/llama-7B/hf`: the directory names the model
                     break
+        if name is None:  # a detector named by its family and its backbone's depth (`detr` + 50 -> detr-r50)
+            depth = next((pv for k in ("backbone_num_layers", "backbone_depth", "resnet_depth")
+                          if (pv := P.get(k)) is not None and isinstance(pv.value, int)), None)
+            fam = next((pv for k in ("model_name", "arch", "model") if (pv := P.get(k)) is not None
+                        and isinstance(pv.value, str) and re.fullmatch(r"[A-Za-z][\w-]*", pv.value)), None)
+            if depth is not None and fam is not None and known.lookup_model(f"{fam.value}-r{depth.value}"):
+                name = (f"{fam.value}-r{depth.value}", fam.where + depth.where)
         if name is None and self.r.launch is not None:  # a model id among positional arguments
             for arg in self._positional:
                 if re.fullmatch(r"[\w.-]+/[\w.-]+", arg) and (hit := known.lookup_model(arg)) and hit[1]:
@@ -336,7 +343,10 @@ class ModelMixin:
 
     _MODEL_TYPES = {"visiontransformer": "vit", "vit": "vit", "swintransformer": "swin", "convnext": "convnext",
                     "resnet": "resnet", "resnetv1c": "resnet", "resnetv1d": "resnet", "resnext": "resnext",
-                    "deit": "deit", "efficientnet": "efficientnet"}
+                    "deit": "deit", "efficientnet": "efficientnet", "maevit": "mae-vit", "beitvit": "beit",
+                    "sotresnet": "resnet", "levit": "levit", "poolformer": "poolformer", "repvgg": "repvgg",
+                    "swintransformerv2": "swinv2", "swintransformer3d": "swin",
+                    "resnet3dslowfast": "slowfast-r"}
 
     def _name_from_model_dict(self) -> tuple[str, list[str]] | None:
         """OpenMMLab-style model dicts: `backbone=dict(type='ResNet', depth=50)` -> resnet50,
@@ -364,6 +374,38 @@ class ModelMixin:
                 cand = f"{base}{sep}{got.value}".lower() + (f"w{width.value}" if width else "")
                 if known.lookup_model(cand):
                     return cand, pv.where + got.where + (width.where if width else [])
+            size = self._size_from_shape(base, under)
+            if size is not None:
+                return size[0], pv.where + size[1]
+        return None
+
+    # published shapes: (width, depths) of Swin, (width, layers) of ViT -> size word
+    _SWIN_SHAPES = {(96, (2, 2, 6, 2)): "tiny", (96, (2, 2, 18, 2)): "small", (128, (2, 2, 18, 2)): "base",
+                    (192, (2, 2, 18, 2)): "large"}
+    _VIT_SHAPES = {(192, 12): "tiny", (384, 12): "small", (768, 12): "base", (1024, 24): "large", (1280, 32): "huge"}
+
+    def _size_from_shape(self, base: str, under: list[tuple[str, Any]]) -> tuple[str, list[str]] | None:
+        """A Swin or ViT backbone given by its width and depths instead of an arch name (`type='SwinTransformer',
+        embed_dims=96, depths=[2, 2, 6, 2]` is Swin-T; also the video Swin of mmaction-style configs)."""
+        def leaf(*names: str) -> Any:
+            return next((v for k, v in under if k.rsplit(".", 1)[-1] in names), None)
+
+        width = leaf("embed_dim", "embed_dims")
+        if width is None or not isinstance(width.value, int):
+            return None
+        heads = ("decode_head", "roi_head", "bbox_head", "rpn_head", "mask_head", "panoptic_head", "auxiliary_head")
+        if any(f".{h}." in f".{k}." for k, _ in self.r.params.items() for h in heads):
+            return None  # a detector's or segmentor's heads are large: the backbone is not the whole model
+        if base in {"swin", "swinv2"}:
+            depths = leaf("depths")
+            if depths is None or not isinstance(depths.value, list | tuple):
+                return None
+            word = self._SWIN_SHAPES.get((width.value, tuple(depths.value)))
+            return (f"{base}-{word}", width.where + depths.where) if word else None
+        if base == "vit":
+            layers = leaf("num_layers", "depth")
+            word = self._VIT_SHAPES.get((width.value, layers.value)) if layers is not None else None
+            return (f"vit-{word}", width.where + layers.where) if word and layers is not None else None
         return None
 
     _FACTORS = (("depth_multiple", "width_multiple"), ("deepen_factor", "widen_factor"), ("depth", "width"))

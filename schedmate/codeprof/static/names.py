@@ -147,6 +147,7 @@ FFN = ("ffn_hidden_size", "intermediate_size", "ffn_dim", "d_ff", "dim_feedforwa
 EXPERTS = ("num_experts", "num_local_experts", "n_experts", "moe_num_experts")
 MODEL_NAME = (
     "model_name_or_path",
+    "preset",  # KerasHub/KerasNLP `--preset bert_base_en`: the pretrained weights the task model starts from
     "init_from",
     "pretrained_model_name_or_path",
     "model_name",
@@ -160,6 +161,7 @@ MODEL_NAME = (
     "network",
     "net",
     "backbone",
+    "init_checkpoint",  # TF (BERT, XLNet, ALBERT): the pretrained checkpoint a fine-tuning run starts from
 )
 HF_DEFAULTS = {
     "per_device_train_batch_size": 8,

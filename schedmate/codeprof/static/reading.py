@@ -138,6 +138,70 @@ class ReadingMixin:
                 return True
         return False
 
+    def _cli_class_defaults(self) -> None:
+        """`LightningCLI(LitModel, LitData)`: the `__init__` keyword defaults of the model and datamodule classes
+        are the run's settings (`data.batch_size`, `model.lr`) unless the CLI's config or flags give them."""
+        import ast as _ast
+
+        from schedmate.codeprof.pyast import const_eval
+
+        P = self.r.params
+        for c in [c for _, c in self.calls if c["func"].rsplit(".", 1)[-1] == "LightningCLI"]:
+            names = [a for a in c["args"][:2]] + [c["kwargs"][k] for k in ("model_class", "datamodule_class")
+                                                 if k in c["kwargs"]]
+            for i, cname in enumerate(names):
+                section = "model" if i == 0 or cname == c["kwargs"].get("model_class") else "data"
+                cname = cname.rsplit(".", 1)[-1]
+                for rel, summ in self.r.py.items():
+                    if not any(k["name"] == cname for k in summ["classes"]):
+                        continue
+                    try:
+                        tree = _ast.parse(self.wd.read_text(rel) or "")
+                    except SyntaxError:
+                        continue
+                    for cls in tree.body:
+                        if not (isinstance(cls, _ast.ClassDef) and cls.name == cname):
+                            continue
+                        init = next((f for f in cls.body if isinstance(f, _ast.FunctionDef)
+                                     and f.name == "__init__"), None)
+                        if init is None:
+                            continue
+                        pos = init.args.args
+                        for arg, default in zip(pos[len(pos) - len(init.args.defaults):], init.args.defaults,
+                                                strict=True):
+                            ok, v = const_eval(default)
+                            key = f"{section}.{arg.arg}"
+                            if ok and isinstance(v, (int, float, str)) and not isinstance(v, bool) \
+                                    and P.get_path(key) is None:
+                                P.set(key, v, f"{rel}:{default.lineno}", CODE_DEFAULT)
+
+    def _configurable_defaults(self) -> None:
+        """Keyword defaults of the entry script's gin-configurable functions (`@gin.configurable def
+        train_eval(..., batch_size=32, num_iterations=...)`): the values the run uses unless a gin binding
+        (`train_eval.batch_size = 64`) or a flag passed in the call replaces them."""
+        import ast as _ast
+
+        from schedmate.codeprof.pyast import const_eval
+
+        text = self.wd.read_text(self.r.entry) if self.r.entry else None
+        try:
+            tree = _ast.parse(text or "")
+        except SyntaxError:
+            return
+        P = self.r.params
+        for fn in tree.body:
+            if not isinstance(fn, _ast.FunctionDef) or not any(
+                    "configurable" in _ast.unparse(d) for d in fn.decorator_list):
+                continue
+            a = fn.args
+            pos = [*a.posonlyargs, *a.args]
+            pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
+                     *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
+            for arg, default in pairs:
+                ok, v = const_eval(default)
+                if ok and isinstance(v, (int, float, str)) and not isinstance(v, bool) and P.get(arg.arg) is None:
+                    P.set(arg.arg, v, f"{self.r.entry}:{default.lineno}", CODE_DEFAULT)
+
     def _defaults(self) -> None:
         P = self.r.params
         if self._uses_hf_args():
@@ -155,8 +219,12 @@ class ReadingMixin:
         for rel in list(self.r.py):
             self._attribute_defaults(rel)
         self._class_defaults()
+        self._configurable_defaults()
+        self._cli_class_defaults()
         for rel, s in self.r.py.items():
             for a in s["argparse"]:
+                if a.get("main_only") and rel != self.r.entry:
+                    continue  # defined under another module's `if __name__ == "__main__":`, which never runs
                 if a["has_default"]:
                     P.set(a["dest"], a["default"], f"{rel}:{a['line']}", CODE_DEFAULT)
             wanted = {c.split(".")[-1] for c in s["hf_parser"]}

@@ -8,6 +8,7 @@ from typing import Any
 from schedmate.codeprof.launch import Setting
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
+    CONFIG,
     RUNTIME,
 )
 from schedmate.codeprof.resolve import Resolver
@@ -23,7 +24,7 @@ from schedmate.codeprof.static.names import (
     STEPS,
     VOCAB,
 )
-
+from schedmate.codeprof.static.warmup import loop_from_offset, updates_after_warmup
 
 _SETTINGS_HOLDERS = {"args", "opt", "opts", "cfg", "config", "hparams", "hp", "params", "FLAGS"}
 
@@ -57,6 +58,47 @@ class RuntimeMixin:
         visible = [d for d in (L.env.get("CUDA_VISIBLE_DEVICES") or "").split(",") if d.strip().isdigit()]
         per_node = local if L.get("distributed_launcher") else (len(visible) or None)
         return Resolver(self.r.params, env, world, per_node, assigns, self.r.entry or "")
+
+    _JAX_MULTI = {"pmap", "pjit", "shard_map", "xmap", "Mesh", "NamedSharding", "PositionalSharding",
+                  "device_put_replicated", "device_put_sharded", "local_device_count", "device_count", "devices",
+                  "local_devices", "create_device_mesh", "make_mesh", "replicate", "shard", "with_sharding_constraint"}
+    _JAX_FRAMEWORKS = ("t5x", "paxml", "praxis", "levanter", "maxtext", "MaxText", "big_vision", "scenic", "trax",
+                       "jaxline", "flaxformer", "EasyLM", "seqio", "alpa", "haliax", "jestimator")
+
+    def _jax_one_device(self) -> bool:
+        """A JAX job that trains with jit and names no multi-device API (pmap, sharding, meshes, device counts)
+        in any file read, nor runs on a multi-device framework: it computes on the default device."""
+        if self._imports_any(*self._JAX_FRAMEWORKS):
+            return False
+        if any(c["func"].rsplit(".", 1)[-1] in self._JAX_MULTI for _, c in self.calls):
+            return False
+        words = re.compile(r"\b(" + "|".join(sorted(self._JAX_MULTI)) + r")\b")
+        if any(words.search(self.wd.read_text(rel) or "") for rel in self.r.py):
+            return False  # also decorators (`@jax.pmap`) and references passed around
+        return bool(self._find_calls("apply_gradients", "value_and_grad", "grad", "update"))
+
+    def _inner_loop_counts(self) -> set[str]:
+        """Names the entry script uses as the count of a loop nested in another loop (`for _ in range(n)`
+        inside `for batch in collector:`): a per-iteration count, not the run's length."""
+        import ast
+
+        text = self.wd.read_text(self.r.entry) if self.r.entry else None
+        try:
+            tree = ast.parse(text or "")
+        except SyntaxError:
+            return set()
+        out: set[str] = set()
+
+        def visit(node: ast.AST, in_loop: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.For) and in_loop and isinstance(child.iter, ast.Call) \
+                        and getattr(child.iter.func, "id", None) == "range" and child.iter.args \
+                        and isinstance(child.iter.args[-1], ast.Name):
+                    out.add(child.iter.args[-1].id)
+                visit(child, in_loop or isinstance(child, ast.For | ast.While | ast.AsyncFor))
+
+        visit(tree, False)
+        return out
 
     def _active(self, call: dict[str, Any]) -> bool | None:
         return self._resolver.truth(call.get("when", []))
@@ -149,6 +191,10 @@ class RuntimeMixin:
                         if ok and isinstance(v, int) and not isinstance(v, bool):
                             dims.setdefault(k, []).append((v, [f"{rel}:{c['line']}", *ev]))
         for k, vals in dims.items():
+            cur = P.get(k)
+            if cur is not None and cur.layer >= CONFIG and not any(
+                    w.startswith(f"{self.r.entry}:") for _, ev in vals for w in ev[:1]):
+                continue  # the job's config names it; a library's own defaults (a test config) do not replace it
             if len({v for v, _ in vals}) == 1:
                 P.set(k, vals[0][0], vals[0][1], RUNTIME)
         # global batch computed in code: `total_batch_size = args.batch_size * args.update_freq * world_size`
@@ -172,6 +218,8 @@ class RuntimeMixin:
             ):
                 if a.get("when") and R.truth(a["when"]) is not True:
                     continue
+                if holder is None and leaf in self._inner_loop_counts():
+                    continue  # `for i in range(num_updates)` inside the collection loop: updates per iteration
                 ok, v, ev = R.eval(a["expr"])
                 if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
                     P.set(
@@ -180,21 +228,36 @@ class RuntimeMixin:
                         [f"{self.r.entry}:{a['line']}", *ev],
                         RUNTIME,
                     )
+        # an off-policy loop that updates once per iteration after a warm-up: its optimizer steps
+        text = self.wd.read_text(self.r.entry) if self.r.entry else None
+        got = updates_after_warmup(text, self.r.entry, R) if text else None
+        got = got or (loop_from_offset(text, self.r.entry, R, STEPS) if text else None)
+        if got is not None:  # the loop's own length beats the step settings it is computed from
+            P.set("loop_train_steps", got[0], got[1], RUNTIME)
         self._step_loop(P, R)
         # settings the entry script overwrites in a branch the run takes (`if args.dataset == "imagenet":
         # args.batch_size = 64`): the parsed value is replaced before training
+        # The branches are decided on the values before any of these assignments (`if args.batch_size is None:
+        # ... else: args.batch_size //= n` takes one branch), and a setting's own name in its new value is its
+        # value before the assignment (`args.batch_size = args.batch_size // total_gpus`)
+        taken = []
         for a in entry_assigns:
             parts = a["target"].split(".")
             if a["op"] is not None or len(parts) != 2 or parts[0] not in _SETTINGS_HOLDERS:
                 continue
-            cur = P.get(parts[1])
+            with R.holding(a["target"]):
+                t = R.truth(a["when"]) if a.get("when") else None
+            if (a.get("when") and t is not True) or (not a.get("when") and a["depth"] > 0):
+                continue  # a branch the run may not take, or a function body the run may not call
+            taken.append((a, parts[1]))
+        for a, key in taken:
+            cur = P.get(key)
             if cur is None or cur.layer >= RUNTIME:
                 continue
-            if (a.get("when") and R.truth(a["when"]) is not True) or (not a.get("when") and a["depth"] > 0):
-                continue  # a branch the run may not take, or a function body the run may not call
-            ok, v, ev = R.eval(a["expr"])
+            with R.holding(a["target"]):
+                ok, v, ev = R.eval(a["expr"])
             if ok and isinstance(v, (int, float, str)) and not isinstance(v, bool):
-                P.set(parts[1], v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
+                P.set(key, v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
         # in-place updates of known values (nanoGPT: gradient_accumulation_steps //= ddp_world_size)
         entry = self.r.py.get(self.r.entry or "", {})
         for a in entry.get("assigns", []):
@@ -212,7 +275,7 @@ class RuntimeMixin:
         """The entry script's own training loop over `range(N)` taking one optimizer step per pass
         (`for i in range(NUM_BATCHES): ...; optim.step()`): N steps, when nothing else gives the run length."""
         loops = self.r.py.get(self.r.entry or "", {}).get("step_loops", [])
-        if len(loops) != 1 or any(P.get(k) is not None for k in (*STEPS, "train_steps", *EPOCHS)):
+        if len(loops) != 1 or any(P.get(k) is not None for k in (*STEPS, "train_steps", "loop_train_steps", *EPOCHS)):
             return
         lp = loops[0]
         if re.search(r"epoch|episode", f"{lp['n']} {lp['var']}", re.IGNORECASE):
@@ -316,6 +379,8 @@ class RuntimeMixin:
             if self._imports_any("jax", "flax") and r.val("framework") != "tensorflow":
                 if uses_gpu and self._mirrored():
                     ppn, nprocs = self._visible_devices(), None  # one JAX process drives every local device
+                elif self._jax_one_device():
+                    ppn, nprocs, uses_gpu = Setting(1, [f"{self.r.entry}:1"]), None, True
             elif self._imports_any("tensorflow", "keras") and uses_gpu is not False:
                 # (a horovod import does not matter here: one process launched alone is a world of one)
                 decided, got = self._tensorflow_devices()

@@ -1,0 +1,129 @@
+"""Off-policy RL loops that start updating after a warm-up: `while step < num_train_steps: ... if step >=
+num_seed_steps: agent.update(...); step += 1` (also `for t in range(max_timesteps): if t >= start_timesteps:
+policy.train(...)`). One update per loop iteration once the warm-up is over, so the optimizer steps are the
+loop's length minus the warm-up, not the environment steps the config names."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+_UPDATE_WORDS = ("update", "train", "learn", "optimize", "optimise")
+
+
+def _bound(loop: ast.While | ast.For) -> tuple[str, str] | None:
+    """(counter, length expression) of `while c < N` (with `c += 1` in its body) or `for c in range(N)`."""
+    if isinstance(loop, ast.While):
+        t = loop.test
+        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Lt):
+            counter = ast.unparse(t.left)
+            steps_by_one = any(isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add)
+                               and ast.unparse(st.target) == counter and ast.unparse(st.value) == "1"
+                               for st in loop.body)
+            if steps_by_one:
+                return counter, ast.unparse(t.comparators[0])
+        return None
+    it = loop.iter
+    if isinstance(it, ast.Call) and ast.unparse(it.func) == "range" and len(it.args) == 1 \
+            and isinstance(loop.target, ast.Name):
+        n = it.args[0]
+        if isinstance(n, ast.Call) and ast.unparse(n.func) == "int" and len(n.args) == 1:
+            n = n.args[0]
+        return loop.target.id, ast.unparse(n)
+    return None
+
+
+def _gated_update(body: list[ast.stmt], counter: str) -> tuple[str, int, int, str] | None:
+    """(warm-up expression, offset, line, updates per iteration) of `if counter >= W:` (offset 0) or
+    `if counter > W:` (offset 1) directly in `body` whose branch calls an update (`agent.update(...)`,
+    `policy.train(...)`) once, or K times in `for _ in range(K):`."""
+    for st in body:
+        if not isinstance(st, ast.If):
+            continue
+        t = st.test
+        if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and ast.unparse(t.left) == counter
+                and isinstance(t.ops[0], ast.GtE | ast.Gt)):
+            continue
+        inner, per = st.body, "1"
+        if len(st.body) == 1 and isinstance(st.body[0], ast.For):  # `for _ in range(num_train_iters):`
+            it = st.body[0].iter
+            if not (isinstance(it, ast.Call) and ast.unparse(it.func) == "range" and len(it.args) == 1):
+                continue
+            inner, per = st.body[0].body, ast.unparse(it.args[0])
+        calls = [n for s in inner for n in ast.walk(s) if isinstance(n, ast.Call)]
+        if any(isinstance(c.func, ast.Attribute) and c.func.attr.lower().startswith(_UPDATE_WORDS)
+               and "eval" not in c.func.attr.lower() for c in calls) \
+                and not any(isinstance(n, ast.For | ast.While) for s in inner for n in ast.walk(s)):
+            return ast.unparse(t.comparators[0]), int(isinstance(t.ops[0], ast.Gt)), st.lineno, per
+    return None
+
+
+def _number(x: Any) -> Any:
+    if isinstance(x, str):
+        try:
+            return float(x)
+        except ValueError:
+            return x
+    return x
+
+
+def updates_after_warmup(text: str, rel: str, resolver: Any) -> tuple[int, list[str]] | None:
+    """Optimizer steps of an off-policy loop with a warm-up (see the module docstring), or None."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for loop in ast.walk(tree):
+        if not isinstance(loop, ast.While | ast.For):
+            continue
+        bound = _bound(loop)
+        if bound is None:
+            continue
+        gate = _gated_update(loop.body, bound[0])
+        if gate is None:
+            continue
+        ok_n, n, ev_n = resolver.eval(bound[1])
+        ok_w, w, ev_w = resolver.eval(gate[0])
+        ok_k, k, ev_k = resolver.eval(gate[3])
+        n, w, k = _number(n), _number(w), _number(k)  # OmegaConf reads `1e6` as a float (YAML 1.1: a string)
+        if not (ok_n and ok_w and ok_k) or not all(isinstance(x, int | float) and not isinstance(x, bool)
+                                                   for x in (n, w, k)):
+            return None
+        steps = (int(n) - int(w) - gate[1]) * int(k)
+        if steps > 0:
+            return steps, [f"{rel}:{loop.lineno}", f"{rel}:{gate[2]}", *ev_n, *ev_w, *ev_k]
+    return None
+
+
+def _range_args(it: ast.AST) -> list[ast.expr] | None:
+    """The arguments of `range(...)`, also wrapped in a progress bar (`tqdm.tqdm(range(a, b), ...)`)."""
+    if isinstance(it, ast.Call) and ast.unparse(it.func) in {"tqdm", "tqdm.tqdm", "trange"} and it.args:
+        it = it.args[0]
+    if isinstance(it, ast.Call) and ast.unparse(it.func) == "range":
+        return list(it.args)
+    return None
+
+
+def loop_from_offset(text: str, rel: str, resolver: Any, step_names: tuple[str, ...]) -> tuple[int, list[str]] | None:
+    """The training loop `for i in range(1 - FLAGS.num_pretraining_steps, FLAGS.max_steps + 1)`: a start that
+    is itself a setting (pre-training steps before the main ones) makes the loop longer than its stop; its
+    length is stop - start. Loops starting at a literal are left to the step settings."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for loop in ast.walk(tree):
+        if not isinstance(loop, ast.For):
+            continue
+        args = _range_args(loop.iter)
+        if not args or len(args) != 2 or isinstance(args[0], ast.Constant):
+            continue
+        stop = ast.unparse(args[1])
+        if not any(name in stop for name in step_names):
+            continue
+        ok_a, a, ev_a = resolver.eval(ast.unparse(args[0]))
+        ok_b, b, ev_b = resolver.eval(stop)
+        a, b = _number(a), _number(b)
+        if ok_a and ok_b and all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b)) and b > a:
+            return int(b) - int(a), [f"{rel}:{loop.lineno}", *ev_a, *ev_b]
+    return None
