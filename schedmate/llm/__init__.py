@@ -33,21 +33,48 @@ Modules: `client` (LLMClient), `structured` (the structured-output protocol, Str
 (requests, retries, dialect), `config`, `prompts`, `cache`, `usage`, `serving`, `cli`, `errors`.
 """
 
-from schedmate.llm.cache import LLMCache
-from schedmate.llm.client import LLMClient, StructuredResult
-from schedmate.llm.config import LLMConfig
-from schedmate.llm.errors import (
-    LLMError,
-    LLMRequestError,
-    LLMSchemaError,
-    LLMUnavailableError,
-    PromptError,
-    PromptFormatError,
-    PromptNotFoundError,
-    PromptRenderError,
-)
-from schedmate.llm.prompts import Prompt, PromptParams, load_prompt, prompt_fingerprint
-from schedmate.llm.usage import CallUsage, ComponentUsage, Usage
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Where each public name lives. Loaded on first use (PEP 562), so that `schedmate llm status`, the other
+# commands and `import schedmate.llm.errors` do not pay for the OpenAI client's import (a second or more).
+_HOME = {
+    "LLMCache": "cache",
+    "LLMClient": "client",
+    "StructuredResult": "client",
+    "LLMConfig": "config",
+    **dict.fromkeys(("LLMError", "LLMRequestError", "LLMSchemaError", "LLMUnavailableError", "PromptError",
+                     "PromptFormatError", "PromptNotFoundError", "PromptRenderError"), "errors"),
+    **dict.fromkeys(("Prompt", "PromptParams", "load_prompt", "prompt_fingerprint"), "prompts"),
+    **dict.fromkeys(("CallUsage", "ComponentUsage", "Usage"), "usage"),
+}
+
+if TYPE_CHECKING:
+    from schedmate.llm.cache import LLMCache
+    from schedmate.llm.client import LLMClient, StructuredResult
+    from schedmate.llm.config import LLMConfig
+    from schedmate.llm.errors import (
+        LLMError,
+        LLMRequestError,
+        LLMSchemaError,
+        LLMUnavailableError,
+        PromptError,
+        PromptFormatError,
+        PromptNotFoundError,
+        PromptRenderError,
+    )
+    from schedmate.llm.prompts import Prompt, PromptParams, load_prompt, prompt_fingerprint
+    from schedmate.llm.usage import CallUsage, ComponentUsage, Usage
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'schedmate.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"schedmate.llm.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CallUsage",
