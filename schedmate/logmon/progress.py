@@ -362,7 +362,8 @@ class ProgressTracker:
         if len(self.ts_spans) >= 3:
             # whole-second stamps a few seconds apart: the span over all intervals averages the rounding out
             return [sum(dt for dt, _ in self.ts_spans) / sum(n for _, n in self.ts_spans)]
-        return list(self.coarse_its) or list(self.ts_its)
+        # identical stamps (many steps printed within one second) are no time per step
+        return list(self.coarse_its) or [x for x in self.ts_its if x > 0]
 
     def _agreeing_pair(self) -> bool:
         """Two timestamp intervals over many steps each that agree within 10 %: wall time per step, which a
