@@ -119,7 +119,7 @@ def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[st
     step_key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
     if step_key is None:  # `batch (100/4495)`, a bare `[2087/7312]`: a counter because it has a total
         step_key = next((k for k, v in pairs if k in COUNTED_KEYS and _FRACTION.match(v)), None)
-        if step_key == BRACKET_KEY and not any(k == "epoch" for k, _ in pairs):
+        if step_key == BRACKET_KEY and not any(KEY_FIELDS.get(k) == "epoch" for k, _ in pairs):
             step_key = None  # a bare `[50/137]` is a within-epoch counter only beside its epoch (else: any bar)
     if step_key is None:
         if not epoch_line:
