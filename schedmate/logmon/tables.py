@@ -229,6 +229,10 @@ class TableReader:
         text = ll.text
         if self._block.pairs and ll.lineno != self._block.last_lineno + 1:
             self.flush()  # another line came in between: that block is over
+        took = epoch_seconds(text)
+        if took is not None:
+            self._ready.append(({EPOCH_SECONDS: took}, ll))
+            return True
         pair = _number_pair(text)
         if pair is not None:  # `mean_td_error: -3.1e9` is a metric whatever its name says
             self._add_pair(pair[0], pair[1], ll)
@@ -353,6 +357,23 @@ def elapsed_figure(text: str) -> dict[str, float]:
     except ValueError:
         return {}
     return {"elapsed_s": v} if v >= 0 else {}
+
+
+EPOCH_SECONDS = "_epoch_s"
+"""A value: the seconds one epoch took (`- Epoch Time: 0:04:41`, `This epoch took 2080.2 s`), the time per
+increment when the epoch is the counter."""
+_EPOCH_TOOK = re.compile(rf"^\s*(?:[-*] )?(?:epoch[ _]time|time[ _]per[ _]epoch|epoch[ _]duration|this epoch took)"
+                         rf"(?: ?[:=] ?| )(\d+:\d{{2}}:\d{{2}}(?:\.\d+)?|{_NUM} ?(?:s|sec|secs|seconds)?)\s*$",
+                         re.IGNORECASE)
+
+
+def epoch_seconds(text: str) -> float | None:
+    """Seconds of a line that states how long an epoch took (and nothing else), else None."""
+    m = _EPOCH_TOOK.match(text)
+    if m is None:
+        return None
+    v = parse_value(re.sub(r" ?(?:seconds|secs|sec)$", "s", m[1]), "elapsed_s")
+    return v if v is not None and v > 0 else None
 
 
 def rate_figures(text: str) -> dict[str, float]:

@@ -4,7 +4,14 @@ lines, in the styles of real frameworks, with our own names and numbers)."""
 from __future__ import annotations
 
 from schedmate.logmon.cli import make_monitor
-from schedmate.logmon.tables import field_of_key, fields_of, inline_pairs, nonfinite_loss, parse_value
+from schedmate.logmon.tables import (
+    epoch_seconds,
+    field_of_key,
+    fields_of,
+    inline_pairs,
+    nonfinite_loss,
+    parse_value,
+)
 
 
 def report_of(text: str):
@@ -115,3 +122,22 @@ def test_an_update_counter_of_a_key_value_block_is_the_step():
              "| policy_loss      | -0.0123   |\n| time_elapsed     | 8400      |\n| total_timesteps  | 262144    |\n-------------------------------\n")
     r = report_of(block + block.replace("| 512 ", "| 513 ").replace("8400 ", "8416 "))
     assert r.progress.current_step == 513
+
+
+def test_the_time_an_epoch_took_is_the_time_per_increment_when_the_epoch_is_the_counter():
+    text = ("------------------ Epoch  7 / 40 ------------------\n"
+            "| Progress [####      ][40.00%] | LR 0.0010 | Loss   1.2000 (  1.3000) |\n"
+            "- Mean Loss: 1.150\n- Epoch Time: 0:02:10\n"
+            "------------------ Epoch  8 / 40 ------------------\n"
+            "| Progress [####      ][40.00%] | LR 0.0010 | Loss   1.1000 (  1.2000) |\n"
+            "- Mean Loss: 1.050\n- Epoch Time: 0:02:14\n")
+    r = report_of(text)
+    assert (r.progress.current_step, r.progress.total_steps) == (8, 40)
+    assert abs(r.progress.iteration_time_s - 132.0) < 1e-9
+
+
+def test_only_a_line_that_states_an_epoch_duration_alone_is_read_as_one():
+    assert epoch_seconds("This epoch took 95.25 s") == 95.25
+    assert epoch_seconds("  - epoch_time: 3600") == 3600.0
+    assert epoch_seconds("Epoch Time: 0:04:41 (remaining 3:00:00)") is None
+    assert epoch_seconds("epoch time budget exceeded") is None
