@@ -36,7 +36,7 @@ from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_inject
 )
 from schedmate.logmon.rules import BENIGN_RULES, builtin_rules
 from schedmate.logmon.store import RuleStore, family_fingerprint
-from schedmate.logmon.tables import TableReader
+from schedmate.logmon.tables import TableReader, nonfinite_loss
 from schedmate.records import DurationEstimate, FailureCategory
 
 _FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+')
@@ -248,6 +248,8 @@ class Monitor(Resolution):
 
     def _on_progress(self, values: dict[str, float], ll: LogLine, epoch_base: int = 0,
                      label: str | None = None) -> None:
+        if not math.isnan(values.get("loss", 0.0)) and nonfinite_loss(ll.text):
+            values = {**values, "loss": math.nan}  # `ppl: nan`, `avr_loss=nan`: a loss-like metric diverged
         is_step = self.progress.on_values(values, ll.rank, ll.ts, ll.lineno, self.last_line_clock, epoch_base,
                                           label)
         if is_step:

@@ -25,7 +25,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from schedmate.logmon.rules import Rule
-from schedmate.logmon.tables import EPOCH_LINE, elapsed_figure, rate_figures
+from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
@@ -126,6 +126,7 @@ class ProgressTracker:
         self.ts_its: deque[float] = deque(maxlen=WINDOW)
         self.ts_spans: deque[tuple[float, int]] = deque(maxlen=WINDOW)  # (seconds, steps) of the same intervals
         self.coarse_its: deque[float] = deque(maxlen=WINDOW)  # figures in whole seconds (`3s/step`)
+        self.epoch_its: deque[float] = deque(maxlen=WINDOW)  # seconds an epoch took, as the framework says
         self._ts_fraction = False  # some timestamp has sub-second digits
         self.pauses: list[float] = []  # seconds of pause beyond the normal iteration time
         self.pause_steps: list[int] = []  # global step at which each pause happened
@@ -330,6 +331,8 @@ class ProgressTracker:
         return out
 
     def _common(self, values: dict[str, float]) -> None:
+        if EPOCH_SECONDS in values:
+            self.epoch_its.append(values[EPOCH_SECONDS])
         if "it_s" in values and values["it_s"] > 0:
             self.field_its.append(1.0 / values["it_s"])
         if "s_it" in values and values["s_it"] > 0:
@@ -354,6 +357,8 @@ class ProgressTracker:
             return list(self.ts_its)
         if len(self.ts_its) == 2 and not self._coarse_timestamps() and self._agreeing_pair():
             return list(self.ts_its)
+        if self.epoch_counter and self.epoch_its:  # the epoch is the counter: its own duration, not a step's
+            return list(self.epoch_its)
         if self.field_its:
             return list(self.field_its)
         elapsed = self.elapsed_samples()
@@ -362,7 +367,8 @@ class ProgressTracker:
         if len(self.ts_spans) >= 3:
             # whole-second stamps a few seconds apart: the span over all intervals averages the rounding out
             return [sum(dt for dt, _ in self.ts_spans) / sum(n for _, n in self.ts_spans)]
-        return list(self.coarse_its) or list(self.ts_its)
+        # identical stamps (many steps printed within one second) are no time per step
+        return list(self.coarse_its) or [x for x in self.ts_its if x > 0]
 
     def _agreeing_pair(self) -> bool:
         """Two timestamp intervals over many steps each that agree within 10 %: wall time per step, which a

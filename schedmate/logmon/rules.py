@@ -219,6 +219,10 @@ ERROR_RULES: list[Rule] = [
                                                                                  "signal 11", "exitcode", "illegal",
                                                                                  "sigill", "floating point", "sigfpe"),
        "The process crashed with a segmentation fault: {line}"),
+    # a memory fault on the GPU: a kernel read or wrote outside its memory (a crash, not running out of memory)
+    _e("segfault", "device-fault", r"illegal memory access|misaligned address|unspecified launch failure"
+       r"|cudaErrorIllegalAddress|hipErrorIllegalAddress", ("illegal", "misaligned", "unspecified launch"),
+       "A GPU kernel faulted on memory (illegal address): {line}", ignore_case=True),
     # preemption / cancellation
     _e("other", "closing-signal", r"[Ss]ending process \d+ closing signal SIG\w+", ("closing signal",),
        "The launcher stopped the remaining workers after a failure: {line}", weak=True),

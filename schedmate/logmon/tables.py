@@ -30,8 +30,12 @@ from schedmate.logmon.ingest import LogLine
 _NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 STEP_KEYS: tuple[str, ...] = ("training_iteration", "iterations", "iteration", "iter", "iters", "global_step",
-                              "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates")
+                              "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates", "nupdates")
 """Keys of a step counter, best first (a block with several takes the first in this order)."""
+BRACKET_KEY = "_bracket"
+COUNTED_KEYS: tuple[str, ...] = ("batch", "batches", BRACKET_KEY)
+"""Keys that are a step counter only with a total (`batch (100/4495)`, a bare `[2087/7312]`): `batch: 32` alone is
+a batch size."""
 KEY_FIELDS: dict[str, str] = {
     **{k: "epoch" for k in ("epoch", "ep")},
     **{k: "loss" for k in ("loss", "train_loss", "total_loss", "loss_total", "training_loss")},
@@ -40,13 +44,24 @@ KEY_FIELDS: dict[str, str] = {
                                 "elapsed_s", "elapsed_time_s", "wall_time", "walltime", "time_since_start")},
     **{k: "s_it" for k in ("time_this_iter_s", "iter_time", "step_time", "time_per_iter", "time_per_step",
                            "sec_per_iter", "s_it", "sec_it", "batch_time", "time", "time_data", "avg_batch_cost",
-                           "batch_cost")},
+                           "batch_cost", "seconds")},
     **{k: "ms_it" for k in ("step_time_ms", "iter_time_ms", "time_per_iter_ms", "ms_per_step", "ms_it")},
     **{k: "it_s" for k in ("it_s", "steps_per_second", "steps_per_sec", "global_step/sec", "iters_per_sec")},
     **{k: "total_steps" for k in ("total_steps", "max_steps", "max_iters", "max_iter", "total_iters")},
     **{k: "total_epochs" for k in ("total_epochs", "max_epochs", "num_epochs")},
 }
 _TIME_FIELDS = {"elapsed_s", "s_it"}
+# a key that names a time per iteration whatever its wording: `elapsed_time_per_iteration_ms`, `train_step_time`
+_PER_ITER_KEY = re.compile(r"per_(?:iter|iteration|step|batch)(?:_|$)|(?:^|_)(?:iter|step|batch)_time(?:_|$)")
+
+
+def field_of_key(key: str) -> str | None:
+    """The `rules.FIELDS` name of a normalised key: the vocabularies, then a key naming a time per iteration
+    (milliseconds when it ends in `_ms`)."""
+    fld = KEY_FIELDS.get(key)
+    if fld is None and _PER_ITER_KEY.search(key) and "data" not in key:
+        fld = "ms_it" if key.endswith("_ms") else "s_it"
+    return fld
 
 # keys bare or quoted (`loss=2.3`, `"train_loss": 2.3` in a JSON line)
 _INLINE = re.compile(rf"(?<![\w/.])[\"']?([A-Za-z_][\w/]*(?: \([a-z]+\))?)[\"']? ?[:=] *[(\[]?({_NUM})(?:/(\d+))?(?![\d:])")
@@ -55,7 +70,8 @@ _PIPE_PAIR = re.compile(r"^\s*\|([^|]*)\|([^|]*)\|\s*$")
 _COLON_PAIR = re.compile(r"^\s*([A-Za-z_][\w/ .()-]{0,60}?):(?: (.*))?$")
 _LIST_ITEM = re.compile(r"^\s+- ")
 _SECTION = re.compile(r"^ +[a-z_][a-z0-9_./]*:$")  # an indented YAML key opening a nested block: `  td_error:`
-_VALUE = re.compile(rf"^\(?({_NUM}) ?(ms|s|sec)?\)?$")
+_VALUE = re.compile(rf"^\(?({_NUM})([KMG])? ?(ms|s|sec)?\)?$")
+_SI = {"K": 1e3, "M": 1e6, "G": 1e9}
 _HMS = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{2}(?:\.\d+)?)$")
 
 MAX_BLOCK_LINES = 200
@@ -78,7 +94,9 @@ def parse_value(text: str, fld: str | None = None) -> float | None:
             v = float(m[1].replace(",", ""))
         except ValueError:
             return None
-        if m[2] == "ms" and fld in _TIME_FIELDS:
+        if m[2]:  # `11.5K` (ms), `85.8G` (tokens)
+            v *= _SI[m[2]]
+        if m[3] == "ms" and fld in _TIME_FIELDS:
             v /= 1000.0
         return v
     if fld in _TIME_FIELDS:
@@ -99,6 +117,10 @@ def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[st
     """Field values of key/value pairs, or None without a step counter and a loss or time figure. With
     `epoch_line`, pairs with a whole epoch and a loss but no step (a JSON line per epoch) are an epoch line."""
     step_key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
+    if step_key is None:  # `batch (100/4495)`, a bare `[2087/7312]`: a counter because it has a total
+        step_key = next((k for k, v in pairs if k in COUNTED_KEYS and _FRACTION.match(v)), None)
+        if step_key == BRACKET_KEY and not any(KEY_FIELDS.get(k) == "epoch" for k, _ in pairs):
+            step_key = None  # a bare `[50/137]` is a within-epoch counter only beside its epoch (else: any bar)
     if step_key is None:
         if not epoch_line:
             return None
@@ -109,7 +131,7 @@ def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[st
         return {"epoch": ep, "loss": loss, EPOCH_LINE: 1.0}
     out: dict[str, float] = {}
     for k, v in pairs:
-        fld = "step" if k == step_key else KEY_FIELDS.get(k)
+        fld = "step" if k == step_key else field_of_key(k)
         if fld is None or fld in out:
             continue
         x = parse_value(v.split("/")[0] if fld in ("step", "epoch") else v, fld)
@@ -129,8 +151,40 @@ def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[st
     return out
 
 
+_FRACTION = re.compile(r"^\d+/\d+$")
+# `Epoch (1/20)`, `batch [100/4495]`: a key then its counter in brackets, no colon
+_KEYED_COUNTER = re.compile(r"(?<![\w/.])([A-Za-z_]\w*) ?[(\[] ?(\d+) ?/ ?(\d+) ?[)\]]")
+# a bare `[2087/7312]` (not a date `[10/17/2025`, not inside a path or a longer fraction, not `[2/3 12:00]`)
+_BARE_COUNTER = re.compile(r"(?<![\w/])\[ ?(\d+) ?/ ?(\d+) ?\](?!/)")
+
+
 def inline_pairs(text: str) -> list[tuple[str, str]]:
-    return [(norm_key(m[1]), m[2] + (f"/{m[3]}" if m[3] else "")) for m in _INLINE.finditer(text)]
+    """The `key: number` / `key=number` pairs of a line (a `x/y` value kept whole), then the counters written
+    without a colon: `Epoch (1/20)`, and bare `[x/y]` (key `_bracket`) with x <= y."""
+    pairs = [(norm_key(m[1]), m[2] + (f"/{m[3]}" if m[3] else "")) for m in _INLINE.finditer(text)]
+    seen = {k for k, _ in pairs}
+    for m in _KEYED_COUNTER.finditer(text):
+        k = norm_key(m[1])
+        if k not in seen and int(m[2]) <= int(m[3]):
+            pairs.append((k, f"{m[2]}/{m[3]}"))
+            seen.add(k)
+    for m in _BARE_COUNTER.finditer(text):
+        if int(m[1]) <= int(m[2]) and int(m[2]) > 1 and text[m.start() - 1:m.start()] != "]" \
+                and BRACKET_KEY not in seen:
+            pairs.append((BRACKET_KEY, f"{m[1]}/{m[2]}"))
+            seen.add(BRACKET_KEY)
+    return pairs
+
+
+# a loss-like metric (`loss`, `CELoss`, `avr_loss`, `ppl`, `xent`, `nll`) that is nan or inf; not a loss scale or
+# a gradient norm (fp16 scalers print `loss_scale: inf` and `grad_norm (inf)` while training is fine)
+_NONFINITE_LOSS = re.compile(r"(?<![\w.])([A-Za-z_]*(?:loss|ppl|perplexity|xent|nll)[A-Za-z_0-9]*)[\"']? ?[:=]? *"
+                             r"\(?[-+]?(?:nan|inf)\b", re.IGNORECASE)
+
+
+def nonfinite_loss(text: str) -> bool:
+    """Whether a progress line states a loss-like metric that is nan or inf (whatever the metric's name)."""
+    return any("scale" not in m[1].lower() and "grad" not in m[1].lower() for m in _NONFINITE_LOSS.finditer(text))
 
 
 @dataclass
@@ -175,6 +229,10 @@ class TableReader:
         text = ll.text
         if self._block.pairs and ll.lineno != self._block.last_lineno + 1:
             self.flush()  # another line came in between: that block is over
+        took = epoch_seconds(text)
+        if took is not None:
+            self._ready.append(({EPOCH_SECONDS: took}, ll))
+            return True
         pair = _number_pair(text)
         if pair is not None:  # `mean_td_error: -3.1e9` is a metric whatever its name says
             self._add_pair(pair[0], pair[1], ll)
@@ -301,11 +359,28 @@ def elapsed_figure(text: str) -> dict[str, float]:
     return {"elapsed_s": v} if v >= 0 else {}
 
 
+EPOCH_SECONDS = "_epoch_s"
+"""A value: the seconds one epoch took (`- Epoch Time: 0:04:41`, `This epoch took 2080.2 s`), the time per
+increment when the epoch is the counter."""
+_EPOCH_TOOK = re.compile(rf"^\s*(?:[-*] )?(?:epoch[ _]time|time[ _]per[ _]epoch|epoch[ _]duration|this epoch took)"
+                         rf"(?: ?[:=] ?| )(\d+:\d{{2}}:\d{{2}}(?:\.\d+)?|{_NUM} ?(?:s|sec|secs|seconds)?)\s*$",
+                         re.IGNORECASE)
+
+
+def epoch_seconds(text: str) -> float | None:
+    """Seconds of a line that states how long an epoch took (and nothing else), else None."""
+    m = _EPOCH_TOOK.match(text)
+    if m is None:
+        return None
+    v = parse_value(re.sub(r" ?(?:seconds|secs|sec)$", "s", m[1]), "elapsed_s")
+    return v if v is not None and v > 0 else None
+
+
 def rate_figures(text: str) -> dict[str, float]:
     """The time per iteration a progress line states in its own words (`0.52 s/it`, `3.9 it/s`, `247ms/step`,
     `time: 0.52`), as `s_it` / `ms_it` / `it_s`; the first figure found."""
     low = text.lower()
-    if "/" not in text and "time" not in low and "_per_" not in low and "dt" not in low and "ups" not in low:
+    if not any(w in low for w in ("/", "time", "_per_", "dt", "ups", "cost", "sec")):
         return {}
     per_n = _PER_N.search(text)
     if per_n is not None:  # `Time 11.147s / 10iters`: seconds over a number of iterations
@@ -324,4 +399,23 @@ def rate_figures(text: str) -> dict[str, float]:
                 continue
             if v > 0:
                 return {"ms_it": v / 1000.0} if fld == "us_it" else {fld: v}
+    return _keyed_rate(text)
+
+
+def _keyed_rate(text: str) -> dict[str, float]:
+    """A time per iteration given as a key/value pair the patterns above do not name: `batch_cost: 0.1664`,
+    `avg_batch_cost: 0.25649 s`, `seconds: 2.167`, `elapsed_time_per_iteration_ms: 11.5K`."""
+    for m in _KEYED_VALUE.finditer(text):
+        if m[1] and m[1].lower() in _NOT_PER_STEP:
+            continue  # `elapsed time = 18.0`, `data time: 0.1`: a running total or a part of the step
+        fld = field_of_key(norm_key(m[2]))
+        if fld in ("s_it", "ms_it"):
+            v = parse_value(m[3], fld)
+            if v is not None and v > 0 and math.isfinite(v):
+                return {fld: v}
     return {}
+
+
+_KEYED_VALUE = re.compile(rf"(?:\b([A-Za-z]+) )?(?<![\w/.])([A-Za-z_][\w/]*) ?[:=] *({_NUM}[KMG]?(?: ?(?:ms|s|sec)\b)?)"
+                          rf"(?![\d:])")
+_NOT_PER_STEP = frozenset({"elapsed", "total", "epoch", "data", "eval", "test", "val", "load", "forward", "backward"})
