@@ -186,7 +186,7 @@ class BatchMixin:
             elif estimator_strategy and (b := self._first(("train_batch_size", "batch_size"))) is not None:
                 micro = b  # TF 1.x Estimator with a distribution strategy: input_fn's batch is per replica
             else:
-                g = self._first(("global_batch_size", "batch_size", "train_batch_size", "batch"))
+                g = self._first(("global_batch_size", "training.batch_size", "batch_size", "train_batch_size", "batch"))
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:
                     micro = (g[0] // self._world, g[1])
                 if g is not None and to_int(g[0]) and (fw == "jax" or self._world):
@@ -261,7 +261,7 @@ class BatchMixin:
         if accum is None:
             accum = self._first(ACCUM)
         if accum is not None and to_int(accum[0]) is not None:
-            r.put("grad_accum_steps", to_int(accum[0]), accum[1])
+            r.put("grad_accum_steps", max(1, to_int(accum[0])), accum[1])  # 0 (Swin-style) accumulates nothing
         gb = self._ds_value("train_batch_size") or self._first(GLOBAL) or self._split_setting()
         if gb is not None:
             r.put("global_batch_size", to_int(gb[0]), gb[1])
