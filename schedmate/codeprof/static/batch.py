@@ -168,6 +168,8 @@ class BatchMixin:
                     if ok and isinstance(v, int) and not isinstance(v, bool):
                         micro = (v, [f"{rel}:{c['line']}", *ev])
                         break
+        if micro is None and fw == "tensorflow":
+            micro = self._fit_local_batch()  # `batch_size = 32` handed to a generator-fed fit
         if micro is None and fw in {"tensorflow", "jax"}:
             per = self._first(
                 (
@@ -187,6 +189,8 @@ class BatchMixin:
                 micro = b  # TF 1.x Estimator with a distribution strategy: input_fn's batch is per replica
             else:
                 g = self._first(("global_batch_size", "training.batch_size", "batch_size", "train_batch_size", "batch"))
+                if g is not None and self._one_process_many_gpus:
+                    return g  # one process feeds every GPU (Keras multi_gpu_model): the caller splits it once
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:
                     micro = (g[0] // self._world, g[1])
                 if g is not None and to_int(g[0]) and (fw == "jax" or self._world):
@@ -204,6 +208,11 @@ class BatchMixin:
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
                 micro = ((to_int(micro[0]) // self._world, [*micro[1], split])
                          if self._world and to_int(micro[0]) % self._world == 0 else None)
+        split = self._divided_by_world()
+        if micro and split in micro[1] and (self._world or 1) > 1 and (b := self._first(MICRO)) and b[0] == micro[0]:
+            # the split used a world-size option's default of 1, which the launch replaces with its world
+            r.put("global_batch_size", to_int(b[0]), [*b[1], split])
+            micro = (to_int(b[0]) // self._world, micro[1]) if to_int(b[0]) % self._world == 0 else None
         return micro
 
     def _split_setting(self) -> tuple[Any, list[str]] | None:
@@ -318,6 +327,7 @@ class BatchMixin:
             # (a Lightning Trainer told its max_epochs and no max_steps stops at those epochs: a `max_steps`
             # elsewhere in its config is a schedule's horizon)
             steps = self._first(("loop_train_steps",)) or self._first(STEPS) or self._fuzzy("steps")
+            steps = None if self._is_per_epoch(steps) else steps  # `fit(steps_per_epoch=args.steps)`
         duration = self._first(("max_duration", "train_duration"))
         unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)
@@ -328,12 +338,12 @@ class BatchMixin:
             epochs = (1000, [self.lightning[next(iter(self.lightning))][1][0], "lightning Trainer default"])
         if epochs is None and steps is None:
             epochs = self._epoch_loop()
-        per_epoch = self._first(STEPS_PER_EPOCH)
+        per_epoch, per_epoch_run = self._first(STEPS_PER_EPOCH), None
         if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
                 and (to_int(epochs[0]) or 0) > 0:
             # a fixed number of steps per "epoch" (a cap, or epochs defined as blocks of iterations): the run
             # is that many steps times the epochs
-            steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
+            steps = per_epoch_run = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
         if steps is not None and (to_int(steps[0]) or 0) > 0:
             r.put("train_steps", to_int(steps[0]), steps[1])
         if epochs is None and unit and unit.group(2) == "ep":
@@ -342,7 +352,7 @@ class BatchMixin:
             # a step count set from a value the sources leave open (`--max_steps $N`): it may override the
             # epochs (as HF's max_steps does), so the run length is unknown, not the epochs' default
             epochs = None
-        if epochs is not None and r.val("train_steps") is None:
+        if epochs is not None and (r.val("train_steps") is None or steps is per_epoch_run):
             e = epochs[0]
             if isinstance(e, float) and e.is_integer():
                 e = int(e)
@@ -353,7 +363,7 @@ class BatchMixin:
                 r.put("epochs", e, epochs[1])
 
     _EPOCH_LOOP = re.compile(r"^\s*for\s+(?:epoch|ep|epoch_?(?:idx|id|num|i|no))\s+in\s+"
-                             r"(?:tqdm\.)?(?:t|tqdm\.)?range\(\s*(?:([\w.]+)\s*,\s*)?([\w.]+)\s*\)")
+                             r"(?:tqdm\.)?(?:t|tqdm\.)?range\(\s*(?:([\w.]+)\s*,\s*)?((?:\1\s*\+\s*)?[\w.]+)\s*\)")
 
     def _epoch_loop(self) -> tuple[int, list[str]] | None:
         """The epochs of a training loop written out in the job's code (`for epoch in range(10):`), when no
@@ -364,8 +374,9 @@ class BatchMixin:
                 m = self._EPOCH_LOOP.match(text)
                 if not m:
                     continue
-                ok, end, ev = self._resolver.eval(m.group(2))
-                ok0, start, ev0 = self._resolver.eval(m.group(1)) if m.group(1) else (True, 0, [])
+                ok, end, ev = self._resolver.eval(m.group(2).split("+")[-1])
+                # `range(start_epoch, start_epoch + 200)`: 200 epochs wherever a resumed run starts
+                ok0, start, ev0 = self._resolver.eval(m.group(1)) if m.group(1) and "+" not in m.group(2) else (True, 0, [])
                 if ok and ok0 and isinstance(end, int) and isinstance(start, int) and end - start > 0:
                     return end - start, [f"{rel}:{k}", *ev0, *ev]
         return None

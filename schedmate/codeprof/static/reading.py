@@ -339,7 +339,7 @@ class ReadingMixin:
         positional: list[str] = []
         yacs_from = _yacs_tail(args)
         # ml_collections `--config cfg.py --config.training.batch_size=256`: a field of the file's config
-        file_flags = {norm(a.lstrip("-")) for a, b in zip(args, [*args[1:], ""], strict=True)
+        file_flags = {norm(a.lstrip("-")) for a, b in zip(args, [*args[1:], ""], strict=False)
                       if a.startswith("--") and re.search(r"\.(py|ya?ml|json)(:\S*)?$", b)}
         i = 0
         while i < len(args):
