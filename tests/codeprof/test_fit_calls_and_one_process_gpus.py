@@ -179,3 +179,33 @@ def test_a_batch_divided_by_a_default_world_size_of_one_is_split_over_the_launch
     assert f["global_batch_size"].value == 256
     assert f["micro_batch_size"].value == 64
     assert f["num_gpus"].value == 4 and f["epochs"].value == 300
+
+
+def test_tf1_towers_split_the_batch_over_one_gpu_each(tmp_path):
+    make_job(tmp_path, {"tower_train.py": """
+        import tensorflow as tf
+        flags = tf.app.flags
+        flags.DEFINE_integer("n_towers_gpus", default=2, help="GPUs, one tower each")
+        flags.DEFINE_integer("train_batch_size", default=48, help="batch over all towers")
+        flags.DEFINE_integer("train_steps", default=120000, help="steps")
+        FLAGS = flags.FLAGS
+
+        def train():
+            feats, labels = make_input(FLAGS.train_batch_size)
+            pieces = tf.split(feats, FLAGS.n_towers_gpus, 0)
+            for i in range(FLAGS.n_towers_gpus):
+                with tf.device('/gpu:%d' % i):
+                    tower_loss(pieces[i])
+            for step in range(FLAGS.train_steps):
+                pass
+
+        def main(unused):
+            train()
+
+        if __name__ == "__main__":
+            tf.app.run()
+    """})
+    f = analyze_code(tmp_path, "python tower_train.py --n_towers_gpus=4 --train_batch_size=64", use_llm=False).facts
+    assert f["num_gpus"].value == 4
+    assert f["global_batch_size"].value == 64 and f["micro_batch_size"].value == 16
+    assert f["train_steps"].value == 120000

@@ -2,6 +2,7 @@
 
 - `nn.DataParallel` and the job's own subclasses of it (`class BalancedDataParallel(DataParallel)`), and
   Keras' `multi_gpu_model(model, gpus=...)`: one process drives several GPUs and splits each batch.
+- TF 1.x towers: `tf.split(batch, FLAGS.num_gpus)` with one tower per GPU: one process, the batch split.
 - `model.fit(..., steps_per_epoch=args.steps, epochs=args.epochs)`: the setting passed as `steps_per_epoch`
   is a per-epoch count whatever its name, so the run is that many steps times the epochs.
 - `batch_size = 32` in the function that calls `fit_generator(gen(lines, batch_size, ...))`: the batch a
@@ -60,6 +61,18 @@ class FitCallsMixin:
                     ids = [x for x in str(v).split(",") if x.strip()]
                     return Setting(len(ids), [where, *ev]), where
             return None, where
+        return None
+
+    def _tf_towers(self) -> tuple[Setting, str] | None:
+        """TF 1.x multi-tower training: the batch `tf.split` over a count named for GPUs, cores or towers
+        (`tf.split(features, FLAGS.num_core_per_host, 0)`), one model replica per piece on its own GPU."""
+        for rel, c in self._find_calls("split", prefix="tf."):
+            src = c["kwargs"].get("num_or_size_splits") or (c["args"][1] if len(c["args"]) > 1 else "")
+            if not re.search(r"(gpu|core|tower|replica)s?(_per_host)?\b", src, re.IGNORECASE):
+                continue
+            ok, v, ev = self._resolver.eval(src)
+            if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                return Setting(v, [f"{rel}:{c['line']}", *ev]), f"{rel}:{c['line']}"
         return None
 
     def _fit_per_epoch_names(self) -> set[str]:

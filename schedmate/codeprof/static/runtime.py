@@ -386,6 +386,8 @@ class RuntimeMixin:
                 decided, got = self._tensorflow_devices()
                 if decided:
                     ppn, nprocs, uses_gpu = got, None, True
+            if self._imports_any("tensorflow") and (tw := self._tf_towers()) is not None:  # TF 1.x towers
+                ppn, nprocs, uses_gpu, self._one_process_many_gpus = tw[0], None, True, tw[1]
             if (mg := self._multi_gpu_model()) is not None:  # Keras multi_gpu_model: one process, N GPUs
                 ppn, nprocs, uses_gpu, self._one_process_many_gpus = mg[0], None, True, mg[1]
         if nodes is not None and nodes.value is not None:
