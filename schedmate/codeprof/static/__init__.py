@@ -38,7 +38,6 @@ from schedmate.codeprof.static.parallel import ParallelMixin
 from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
 from schedmate.codeprof.static.fit_calls import FitCallsMixin
-from schedmate.codeprof.static.known_datasets import KnownDatasetsMixin
 from schedmate.codeprof.static.runtime import RuntimeMixin
 
 # a gradient-accumulation setting or call (`gradient_accumulation_steps`, `accum_iter`, `update_freq`,
@@ -51,7 +50,7 @@ _ACCUM_NAME = re.compile(r"grad\w*accum|accum(?!ulated_)\w*(grad|step|iter|batch
 
 
 class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, ModelMixin, BatchMixin, ParallelMixin,
-                 FitCallsMixin, KnownDatasetsMixin):
+                 FitCallsMixin):
     def __init__(
         self,
         wd: Workdir,
@@ -96,7 +95,6 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         self._deepspeed_and_sharding()
         self._model()
         self._batch_and_length()
-        self._known_dataset_steps()
         self._precision()
         self._parallelism()
         self._dims_and_knobs()
