@@ -338,12 +338,12 @@ class BatchMixin:
             epochs = (1000, [self.lightning[next(iter(self.lightning))][1][0], "lightning Trainer default"])
         if epochs is None and steps is None:
             epochs = self._epoch_loop()
-        per_epoch, per_epoch_run = self._first(STEPS_PER_EPOCH), None
+        per_epoch = self._first(STEPS_PER_EPOCH)
         if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
                 and (to_int(epochs[0]) or 0) > 0:
             # a fixed number of steps per "epoch" (a cap, or epochs defined as blocks of iterations): the run
             # is that many steps times the epochs
-            steps = per_epoch_run = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
+            steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
         if steps is not None and (to_int(steps[0]) or 0) > 0:
             r.put("train_steps", to_int(steps[0]), steps[1])
         if epochs is None and unit and unit.group(2) == "ep":
@@ -352,7 +352,7 @@ class BatchMixin:
             # a step count set from a value the sources leave open (`--max_steps $N`): it may override the
             # epochs (as HF's max_steps does), so the run length is unknown, not the epochs' default
             epochs = None
-        if epochs is not None and (r.val("train_steps") is None or steps is per_epoch_run):
+        if epochs is not None and r.val("train_steps") is None:
             e = epochs[0]
             if isinstance(e, float) and e.is_integer():
                 e = int(e)
