@@ -208,11 +208,10 @@ class BatchMixin:
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
                 micro = ((to_int(micro[0]) // self._world, [*micro[1], split])
                          if self._world and to_int(micro[0]) % self._world == 0 else None)
-        split = self._divided_by_world()
-        if micro and split in micro[1] and (self._world or 1) > 1 and (b := self._first(MICRO)) and b[0] == micro[0]:
+        if micro and (held := self._undivided(micro)) is not None and (self._world or 1) > 1:
             # the split used a world-size option's default of 1, which the launch replaces with its world
-            r.put("global_batch_size", to_int(b[0]), [*b[1], split])
-            micro = (to_int(b[0]) // self._world, micro[1]) if to_int(b[0]) % self._world == 0 else None
+            r.put("global_batch_size", to_int(held.value), [*held.where, *micro[1]])
+            micro = (to_int(held.value) // self._world, micro[1]) if to_int(held.value) % self._world == 0 else None
         return micro
 
     def _split_setting(self) -> tuple[Any, list[str]] | None:

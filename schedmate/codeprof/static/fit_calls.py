@@ -5,6 +5,8 @@
 - TF 1.x towers: `tf.split(batch, FLAGS.num_gpus)` with one tower per GPU: one process, the batch split.
 - `model.fit(..., steps_per_epoch=args.steps, epochs=args.epochs)`: the setting passed as `steps_per_epoch`
   is a per-epoch count whatever its name, so the run is that many steps times the epochs.
+- `per_gpu = args.batch_size // args.world_size` evaluated with the option's default world of 1 (the launcher
+  sets the real one at run time): the batch is the total, split over the launched world.
 - `batch_size = 32` in the function that calls `fit_generator(gen(lines, batch_size, ...))`: the batch a
   generator-fed fit trains on when no keyword names it.
 """
@@ -15,6 +17,7 @@ import re
 from typing import Any
 
 from schedmate.codeprof.launch import Setting
+from schedmate.codeprof.params import RUNTIME
 
 _BATCH_LOCAL = re.compile(r"^(batch_size|batch|bs|BATCH_SIZE)$")
 _SPLIT_LIST = re.compile(r"([\w.]+)\.split\(\s*['\"],['\"]\s*\)")
@@ -74,6 +77,20 @@ class FitCallsMixin:
             if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
                 return Setting(v, [f"{rel}:{c['line']}", *ev]), f"{rel}:{c['line']}"
         return None
+
+    def _undivided(self, micro: tuple[Any, list[str]]) -> Any:
+        """The configured batch (never re-set in code) that the split over the world `micro` came from left
+        whole, as a world-size default of 1 does: that setting, else None."""
+        split = self._divided_by_world()  # type: ignore[attr-defined]
+        if split is None or split not in micro[1]:
+            return None
+        rel, line = split.rsplit(":", 1)
+        a = next((a for a in self.r.py.get(rel, {}).get("assigns", []) if str(a["line"]) == line), None)
+        m = re.search(r"([\w.]*batch_?size\w*)\)?\s*//?", a["expr"], re.IGNORECASE) if a else None
+        held = self.r.params.get_path(m.group(1).split(".", 1)[-1]) if m else None
+        if held is None or held.layer >= RUNTIME or held.value != micro[0]:
+            return None
+        return held
 
     def _fit_per_epoch_names(self) -> set[str]:
         """Leaf names of the settings a Keras-style `fit` takes as `steps_per_epoch` (`args.steps`): those
