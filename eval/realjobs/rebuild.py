@@ -51,6 +51,8 @@ def mirror_dir(mirror: Path, repo: str) -> Path | None:
     for d in mirror.iterdir():
         if d.name.lower() == want:
             git = d / "repo"
+            if (git / ".git").is_dir():
+                return git / ".git"  # a snapshot fetched with a work-tree layout
             return git if git.is_dir() else d
     return None
 

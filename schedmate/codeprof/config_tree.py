@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from schedmate.codeprof.config_factories import (config_functions, factory_bases, factory_names, is_config_module,
+                                                 module_bases)
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
 
 MAX_BASES = 24
@@ -187,7 +189,7 @@ _CONFIG_DICT = re.compile(r"(^|\.)(ConfigDict|FrozenConfigDict|EasyDict|edict|Na
                           r"AttrDict|dict)$")
 
 
-def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None
+def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None, factories: frozenset[str] = frozenset()
                    ) -> tuple[dict[str, Any], dict[str, int]]:
     """Config trees built by attribute assignment (`_C = CN(); _C.TRAIN.EPOCHS = 300`, or
     `config = ml_collections.ConfigDict(); config.model.num_layers = 12`) in `body`: the merged values
@@ -204,10 +206,22 @@ def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None
             for attr in ("body", "orelse"):
                 if not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     stack.extend(getattr(cur, attr, []) or [])
+    aliases: dict[str, str] = {}  # `training = config.training`: a local name for a subtree
     for st in nodes:
-        if not isinstance(st, ast.Assign) or len(st.targets) != 1:
+        if not isinstance(st, ast.Assign):
             continue
+        if len(st.targets) > 1:  # `config.training = training = ConfigDict()`: a subtree and its alias
+            paths = [p for t in st.targets if (p := _dotted(t)) and "." in p]
+            aliases.update({t.id: paths[0] for t in st.targets if isinstance(t, ast.Name) and len(paths) == 1})
+            if len(paths) != 1:
+                continue
+            st = ast.Assign(targets=[ast.parse(paths[0], mode="eval").body], value=st.value, lineno=st.lineno)
         target, value = st.targets[0], st.value
+        if isinstance(target, ast.Name) and (src := _dotted(value)) and src.split(".")[0] in roots and "." in src:
+            aliases[target.id] = src
+            continue
+        if (head := (_dotted(target) or "").split(".")[0]) in aliases:
+            target = ast.parse(aliases[head] + (_dotted(target) or "")[len(head):], mode="eval").body
         if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
             v = _value(value, {**local, **_flat_roots(roots)})  # `version, patch = VARIANT.split('/')`
             if isinstance(v, (list, tuple)) and len(v) == len(target.elts):
@@ -217,7 +231,7 @@ def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None
             continue
         is_tree = isinstance(value, ast.Call) and _CONFIG_DICT.search(_dotted(value.func) or "") is not None
         if isinstance(target, ast.Name) and isinstance(value, ast.Call) \
-                and (_dotted(value.func) or "").endswith(".get_config"):
+                and ((_dotted(value.func) or "").endswith(".get_config") or _dotted(value.func) in factories):
             roots[target.id] = {}  # `config = base_config.get_config()`: the base's fields come as a `_base_`
             continue
         if isinstance(target, ast.Name):
@@ -281,41 +295,16 @@ def ml_collections_config(text: str) -> dict[str, Any]:
     out = python_config(text)
     globals_ = {k: v for k, v in out.items() if not isinstance(v, dict)}
     bases: list[str] = []
-    for fn in tree.body:
-        if isinstance(fn, ast.FunctionDef) and fn.name in {"get_config", "get_hyper", "get_cfg"}:
-            # module-level tables (`NUM_LAYERS = {'B': 12, 'L': 24}`) are readable inside the function
-            tables = {k: v for k, v in out.items() if isinstance(v, dict)}
-            out = merge(out, attribute_tree(fn.body, {**tables, **globals_, **_param_defaults(fn)})[0])
-            if fn.name != "get_hyper":
-                bases.extend(_base_config_modules(tree, fn))
+    factories = frozenset(factory_names(tree))
+    for fn in config_functions(tree):  # `get_config()`, or a shared-defaults module's one ConfigDict builder
+        # module-level tables (`NUM_LAYERS = {'B': 12, 'L': 24}`) are readable inside the function
+        tables = {k: v for k, v in out.items() if isinstance(v, dict)}
+        out = merge(out, attribute_tree(fn.body, {**tables, **globals_, **_param_defaults(fn)}, factories)[0])
+        if fn.name != "get_hyper":
+            bases.extend([*module_bases(tree, fn), *factory_bases(tree, fn)])
     out = merge(out, attribute_tree(tree.body, globals_)[0])
     if bases:
         out["_base_"] = bases
-    return out
-
-
-def _base_config_modules(tree: ast.Module, fn: ast.FunctionDef) -> list[str]:
-    """Files of the configs a `get_config()` starts from (`config = base_listops_config.get_config()` with
-    `from pkg.configs import base_listops_config`): paths from the repository root (`pkg/configs/x.py`), or
-    `./x.py` for a relative import of a sibling."""
-    modules: dict[str, str] = {}
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
-            pkg = ("." * node.level) + (node.module or "")
-            for a in node.names:
-                modules[a.asname or a.name] = f"{pkg}.{a.name}" if node.module else f"{pkg}{a.name}"
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                modules[a.asname or a.name.rsplit(".", 1)[-1]] = a.name
-    out: list[str] = []
-    for st in ast.walk(fn):
-        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
-            func = _dotted(st.value.func) or ""
-            owner = func[: -len(".get_config")] if func.endswith(".get_config") else None
-            mod = modules.get(owner or "")
-            if mod:
-                rel = mod.lstrip(".").replace(".", "/") + ".py"
-                out.append(f"./{rel}" if mod.startswith(".") else f"/{rel}")
     return out
 
 
@@ -329,7 +318,7 @@ def parse_any(rel: str, text: str) -> dict[str, Any]:
     low = rel.lower()
     try:
         if low.endswith(".py"):
-            return ml_collections_config(text) if "def get_config" in text else python_config(text)
+            return ml_collections_config(text) if is_config_module(text) else python_config(text)
         if low.endswith(".gin"):
             return gin_config(text)
     except SyntaxError as e:

@@ -37,6 +37,7 @@ from schedmate.codeprof.static.names import (
 from schedmate.codeprof.static.parallel import ParallelMixin
 from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
+from schedmate.codeprof.static.fit_calls import FitCallsMixin
 from schedmate.codeprof.static.runtime import RuntimeMixin
 
 # a gradient-accumulation setting or call (`gradient_accumulation_steps`, `accum_iter`, `update_freq`,
@@ -48,7 +49,8 @@ _ACCUM_NAME = re.compile(r"grad\w*accum|accum(?!ulated_)\w*(grad|step|iter|batch
                          r"\baccum_?(steps|iter)?$|accumulate_grad", re.IGNORECASE)
 
 
-class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, ModelMixin, BatchMixin, ParallelMixin):
+class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, ModelMixin, BatchMixin, ParallelMixin,
+                 FitCallsMixin):
     def __init__(
         self,
         wd: Workdir,

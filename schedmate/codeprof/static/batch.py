@@ -168,6 +168,8 @@ class BatchMixin:
                     if ok and isinstance(v, int) and not isinstance(v, bool):
                         micro = (v, [f"{rel}:{c['line']}", *ev])
                         break
+        if micro is None and fw == "tensorflow":
+            micro = self._fit_local_batch()  # `batch_size = 32` handed to a generator-fed fit
         if micro is None and fw in {"tensorflow", "jax"}:
             per = self._first(
                 (
@@ -186,7 +188,9 @@ class BatchMixin:
             elif estimator_strategy and (b := self._first(("train_batch_size", "batch_size"))) is not None:
                 micro = b  # TF 1.x Estimator with a distribution strategy: input_fn's batch is per replica
             else:
-                g = self._first(("global_batch_size", "batch_size", "train_batch_size", "batch"))
+                g = self._first(("global_batch_size", "training.batch_size", "batch_size", "train_batch_size", "batch"))
+                if g is not None and self._one_process_many_gpus:
+                    return g  # one process feeds every GPU (Keras multi_gpu_model): the caller splits it once
                 if g is not None and self._world and isinstance(g[0], int) and g[0] % self._world == 0:
                     micro = (g[0] // self._world, g[1])
                 if g is not None and to_int(g[0]) and (fw == "jax" or self._world):
@@ -204,6 +208,10 @@ class BatchMixin:
                 r.put("global_batch_size", to_int(micro[0]), [*micro[1], split])
                 micro = ((to_int(micro[0]) // self._world, [*micro[1], split])
                          if self._world and to_int(micro[0]) % self._world == 0 else None)
+        if micro and (held := self._undivided(micro)) is not None and (self._world or 1) > 1:
+            # the split used a world-size option's default of 1, which the launch replaces with its world
+            r.put("global_batch_size", to_int(held.value), [*held.where, *micro[1]])
+            micro = (to_int(held.value) // self._world, micro[1]) if to_int(held.value) % self._world == 0 else None
         return micro
 
     def _split_setting(self) -> tuple[Any, list[str]] | None:
@@ -261,7 +269,7 @@ class BatchMixin:
         if accum is None:
             accum = self._first(ACCUM)
         if accum is not None and to_int(accum[0]) is not None:
-            r.put("grad_accum_steps", to_int(accum[0]), accum[1])
+            r.put("grad_accum_steps", max(1, to_int(accum[0])), accum[1])  # 0 (Swin-style) accumulates nothing
         gb = self._ds_value("train_batch_size") or self._first(GLOBAL) or self._split_setting()
         if gb is not None:
             r.put("global_batch_size", to_int(gb[0]), gb[1])
@@ -318,6 +326,7 @@ class BatchMixin:
             # (a Lightning Trainer told its max_epochs and no max_steps stops at those epochs: a `max_steps`
             # elsewhere in its config is a schedule's horizon)
             steps = self._first(("loop_train_steps",)) or self._first(STEPS) or self._fuzzy("steps")
+            steps = None if self._is_per_epoch(steps) else steps  # `fit(steps_per_epoch=args.steps)`
         duration = self._first(("max_duration", "train_duration"))
         unit = re.fullmatch(r"\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*(ba|ep)\s*", str(duration[0])) if duration else None
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)
@@ -353,7 +362,7 @@ class BatchMixin:
                 r.put("epochs", e, epochs[1])
 
     _EPOCH_LOOP = re.compile(r"^\s*for\s+(?:epoch|ep|epoch_?(?:idx|id|num|i|no))\s+in\s+"
-                             r"(?:tqdm\.)?(?:t|tqdm\.)?range\(\s*(?:([\w.]+)\s*,\s*)?([\w.]+)\s*\)")
+                             r"(?:tqdm\.)?(?:t|tqdm\.)?range\(\s*(?:([\w.]+)\s*,\s*)?((?:\1\s*\+\s*)?[\w.]+)\s*\)")
 
     def _epoch_loop(self) -> tuple[int, list[str]] | None:
         """The epochs of a training loop written out in the job's code (`for epoch in range(10):`), when no
@@ -364,8 +373,9 @@ class BatchMixin:
                 m = self._EPOCH_LOOP.match(text)
                 if not m:
                     continue
-                ok, end, ev = self._resolver.eval(m.group(2))
-                ok0, start, ev0 = self._resolver.eval(m.group(1)) if m.group(1) else (True, 0, [])
+                ok, end, ev = self._resolver.eval(m.group(2).split("+")[-1])
+                # `range(start_epoch, start_epoch + 200)`: 200 epochs wherever a resumed run starts
+                ok0, start, ev0 = self._resolver.eval(m.group(1)) if m.group(1) and "+" not in m.group(2) else (True, 0, [])
                 if ok and ok0 and isinstance(end, int) and isinstance(start, int) and end - start > 0:
                     return end - start, [f"{rel}:{k}", *ev0, *ev]
         return None

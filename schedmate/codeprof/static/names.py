@@ -8,6 +8,7 @@ from typing import Any
 MICRO = (
     "train_dataloader.batch_size",  # OpenMMLab 2.x (mmengine): the per-GPU batch of the training loader
     "data.samples_per_gpu",  # OpenMMLab 1.x (mmcv)
+    "data.train_dataloader.samples_per_gpu",  # OpenMMLab 1.x with per-loader settings (mmflow, mmseg 0.x)
     "data.videos_per_gpu",
     "data.imgs_per_gpu",
     "train_batch_size_per_gpu",

@@ -338,6 +338,9 @@ class ReadingMixin:
         args = L.args
         positional: list[str] = []
         yacs_from = _yacs_tail(args)
+        # ml_collections `--config cfg.py --config.training.batch_size=256`: a field of the file's config
+        file_flags = {norm(a.lstrip("-")) for a, b in zip(args, [*args[1:], ""], strict=False)
+                      if a.startswith("--") and re.search(r"\.(py|ya?ml|json)(:\S*)?$", b)}
         i = 0
         while i < len(args):
             t = args[i]
@@ -353,6 +356,8 @@ class ReadingMixin:
                     if len({flags[f] for f in longer}) == 1:
                         name = min(longer)
                 dest, action = flags.get(name, (norm(name), None))
+                if "." in dest and dest.split(".", 1)[0] in file_flags:
+                    dest = dest.split(".", 1)[1]
                 if not eq and i + 1 < len(args) and YACS_KEY.fullmatch(args[i + 1]):
                     i += 1  # `--opts KEY VALUE ...`: the pairs follow
                     continue

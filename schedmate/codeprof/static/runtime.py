@@ -357,7 +357,7 @@ class RuntimeMixin:
                 nodes = Setting(n, where + ev_n) if ok_n and isinstance(n, int) else None
                 nprocs = None
                 break
-            for rel, c in self._find_calls("DataParallel"):
+            for rel, c in self._find_calls(*self._data_parallel_tails()):  # DataParallel or a subclass of it
                 ids = c["kwargs"].get("device_ids")
                 if not c["func"].endswith("DistributedDataParallel") and ids is not None:
                     ok, v, ev = self._resolver.eval(ids)  # DataParallel(model, device_ids=cfg.GPUS)
@@ -386,6 +386,10 @@ class RuntimeMixin:
                 decided, got = self._tensorflow_devices()
                 if decided:
                     ppn, nprocs, uses_gpu = got, None, True
+            if self._imports_any("tensorflow") and (tw := self._tf_towers()) is not None:  # TF 1.x towers
+                ppn, nprocs, uses_gpu, self._one_process_many_gpus = tw[0], None, True, tw[1]
+            if (mg := self._multi_gpu_model()) is not None:  # Keras multi_gpu_model: one process, N GPUs
+                ppn, nprocs, uses_gpu, self._one_process_many_gpus = mg[0], None, True, mg[1]
         if nodes is not None and nodes.value is not None:
             r.put("num_nodes", nodes.value, nodes.where)
         if (
