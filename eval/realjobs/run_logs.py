@@ -61,6 +61,11 @@ def evaluate_logs(split: str | None = "test", use_llm: bool = False, cache: Path
     index = load_log_index(cache or default_out())
     chosen = items if items is not None else load_log_items(None if split in (None, "all") else split)
     rows: list[dict[str, Any]] = []
+    missing = [it.id for it in chosen if it.id not in index]
+    if missing:  # scored on fewer logs than the split holds: say so, never silently
+        print(f"{len(missing)} of {len(chosen)} logs not built (run rebuild.py; issue excerpts need "
+              f"`rebuild recover-excerpt`), scored without them: {', '.join(missing[:5])}"
+              f"{' ...' if len(missing) > 5 else ''}", file=sys.stderr)
     for it in chosen:
         if it.id not in index:
             continue
