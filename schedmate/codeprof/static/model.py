@@ -9,6 +9,7 @@ from typing import Any
 from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
+from schedmate.codeprof.static.modelsize import count_entry_model
 from schedmate.codeprof.static.names import (
     MODEL_NAME,
 )
@@ -202,7 +203,18 @@ class ModelMixin:
             return cur, [self._ds["ev"]]
         return cur, [f"{self._ds['path']}:{line}" if line else self._ds["path"]]
 
+    def _params_from_definition(self) -> None:
+        """Parameters counted from the `nn.Module` classes the entry script builds (static/modelsize): the
+        job's own definition beats any name it carries (a CIFAR `vgg16_bn` is not ImageNet's)."""
+        entry = self.r.entry
+        if not entry or not entry.endswith(".py"):
+            return
+        got = count_entry_model(self.wd.read_text, self._import_file, self._resolver.eval, entry)
+        if got is not None:
+            self.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
+
     def _model(self) -> None:
+        self._params_from_definition()
         r, P = self.r, self.r.params
         R = self._resolver
         name: tuple[str, list[str]] | None = None
