@@ -8,8 +8,9 @@ from typing import Any
 
 from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
+from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
-from schedmate.codeprof.static.modelsize import count_entry_model
+from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
 from schedmate.codeprof.static.names import (
     MODEL_NAME,
 )
@@ -17,6 +18,20 @@ from schedmate.codeprof.static.names import (
 # a model a job loads beside the one it trains: for evaluation, as a reference, teacher, reward or judge
 _AUX_MODEL = re.compile(r"eval|ref_|_ref\b|reference|teacher|reward|judge|critic|tokenizer|vae|clip_|text_encoder",
                         re.IGNORECASE)
+
+
+# files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
+_DEFINITION_FILE = re.compile(r"(?:^|/)([\w.-]+)\.(cfg|prototxt|ya?ml|json)$", re.IGNORECASE)
+
+
+def _definition_stem(value: str) -> str | None:
+    """The model a definition file is named after (`cfg/yolov3-spp.cfg` -> yolov3-spp), only when the stem is a
+    row of the well-known table (a size token alone in a file name is no evidence of the architecture)."""
+    m = _DEFINITION_FILE.search(value.strip())
+    if m is None:
+        return None
+    stem = m.group(1).lower()
+    return stem if any(re.search(pat, stem) for pat, *_ in KNOWN_MODELS) else None
 
 
 class ModelMixin:
@@ -212,6 +227,13 @@ class ModelMixin:
         got = count_entry_model(self.wd.read_text, self._import_file, self._resolver.eval, entry)
         if got is not None:
             self.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
+            return
+        items = [(k, pv.value) for k, pv in self.r.params.items() if pv.layer >= CONFIG]
+        got = count_config_model(self.wd.read_text, self._import_file, self._resolver.eval, items)
+        if got is not None:
+            pv = self.r.params.get(got[2])
+            where = list(pv.where) if pv is not None else []
+            self.r.put("params", got[0], [*where, *got[1]], note="counted from the model class a config builds")
 
     def _model(self) -> None:
         self._params_from_definition()
@@ -309,6 +331,9 @@ class ModelMixin:
                     break
                 if pv is not None and isinstance(pv.value, str) and (hit := known.lookup_in_path(pv.value)):
                     name = (hit[0], pv.where)  # `/path/to/llama-7B/hf`: the directory names the model
+                    break
+                if pv is not None and isinstance(pv.value, str) and (stem := _definition_stem(pv.value)):
+                    name = (stem, pv.where)  # `--model config/yolov3.cfg`: the definition file names the model
                     break
         if name is None:  # a detector named by its family and its backbone's depth (`detr` + 50 -> detr-r50)
             depth = next((pv for k in ("backbone_num_layers", "backbone_depth", "resnet_depth")

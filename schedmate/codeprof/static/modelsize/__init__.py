@@ -17,7 +17,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from schedmate.codeprof.static.modelsize.interp import ClassRef, FuncRef, Interp, LazyDict, ModuleRef, Source
+from schedmate.codeprof.static.modelsize.interp import (
+    ClassRef,
+    FuncRef,
+    Interp,
+    LazyDict,
+    ModuleRef,
+    Source,
+    Unknown,
+)
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 
 # a model built beside the trained one (a copy for averaging or distillation, a frozen reference) or a loss
@@ -117,4 +125,74 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
     return total, ev
 
 
-__all__ = ["GiveUp", "Mod", "count_entry_model"]
+# the config section that describes the trained model, and the keys that name a class to build
+MODEL_SECTION = re.compile(r"^(model|net|network|module|lit_module|policy)$")
+_TARGET_KEYS = ("_target_", "class_path")
+_NOT_ARGS = {"_target_", "_partial_", "_recursive_", "_convert_", "class_path", "init_args"}
+
+
+def _nested(items: list[tuple[str, Any]], prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in items:
+        if not key.startswith(prefix + "."):
+            continue
+        cur = out
+        parts = key[len(prefix) + 1:].split(".")
+        for part in parts[:-1]:
+            nxt = cur.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                break
+            cur = nxt
+        else:
+            cur[parts[-1]] = value
+    return out
+
+
+def _build_from_config(it: Interp, spec: dict[str, Any]) -> Any:
+    """`{_target_: pkg.mod.Class, dim: 64, sub: {_target_: ...}}` (Hydra) or `{class_path, init_args}`
+    (LightningCLI): the job's own class built with the config's arguments; nested targets first."""
+    target = spec.get("_target_") or spec.get("class_path")
+    args_spec = spec.get("init_args", spec) if "class_path" in spec else spec
+    kwargs = {k: (_build_from_config(it, v) if isinstance(v, dict) and any(t in v for t in _TARGET_KEYS) else v)
+              for k, v in args_spec.items() if k not in _NOT_ARGS}
+    if not isinstance(target, str) or "." not in target:
+        return Unknown("a config entry without a class")
+    mod, _, name = target.rpartition(".")
+    rel = it.import_file(mod, "")
+    src = it.source(rel) if rel else None
+    if src is None:
+        partial = spec.get("_partial_") is True
+        return Unknown(f"{target} is not in the job's sources", maybe_module=not partial)
+    return it.call(it.global_(src, name), [], kwargs, f"{rel}")
+
+
+def count_config_model(read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
+                       resolve: Callable[[str], tuple[bool, Any, list[str]]],
+                       items: list[tuple[str, Any]]) -> tuple[int, list[str], str] | None:
+    """The model a config builds from the job's own classes (`model: {_target_: src.models.Net, width: 64}`):
+    the outermost model section whose class is a local `nn.Module`. Returns (params, evidence, the key naming
+    the class)."""
+    it = Interp(read_text, import_file, resolve)
+    for key, value in sorted(items, key=lambda kv: kv[0].count(".")):
+        section, _, leaf = key.rpartition(".")
+        if leaf not in _TARGET_KEYS or not isinstance(value, str) or not section \
+                or not MODEL_SECTION.match(section.rsplit(".", 1)[-1]):
+            continue
+        mod, _, name = value.rpartition(".")
+        rel = import_file(mod, "") if mod else None
+        src = it.source(rel) if rel else None
+        cls = it.global_(src, name) if src else None
+        if not isinstance(cls, ClassRef) or not it.is_module_class(cls):
+            continue
+        it.evidence = []
+        try:
+            got = _build_from_config(it, _nested(items, section))
+        except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+            return None
+        if isinstance(got, Mod) and (n := got.total()) > 0:
+            return n, list(dict.fromkeys(it.evidence)), key
+        return None
+    return None
+
+
+__all__ = ["GiveUp", "Mod", "count_config_model", "count_entry_model"]

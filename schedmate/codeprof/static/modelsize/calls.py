@@ -14,7 +14,6 @@ from schedmate.codeprof.static.modelsize.interp import (
     Ext,
     FuncRef,
     Ref,
-    SuperRef,
     Tensor,
     Unknown,
 )

@@ -39,13 +39,7 @@ class Mod:
 
 # layers without parameters (activations, pooling, dropout, reshaping, padding, losses)
 PARAM_FREE = frozenset(
-    """ReLU ReLU6 LeakyReLU GELU SiLU Mish ELU SELU CELU GLU Tanh Sigmoid Hardtanh Hardswish Hardsigmoid Softplus
-    Softsign Softmax Softmax2d LogSoftmax LogSigmoid Tanhshrink Threshold Dropout Dropout1d Dropout2d Dropout3d
-    AlphaDropout MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d
-    AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool2d Upsample UpsamplingNearest2d
-    UpsamplingBilinear2d Flatten Unflatten Identity PixelShuffle PixelUnshuffle ZeroPad2d ReflectionPad1d
-    ReflectionPad2d ReplicationPad1d ReplicationPad2d ReplicationPad3d ConstantPad1d ConstantPad2d ConstantPad3d
-    ChannelShuffle CosineSimilarity PairwiseDistance Fold Unfold""".split()
+    ["ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "GLU", "Tanh", "Sigmoid", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "Softmax", "Softmax2d", "LogSoftmax", "LogSigmoid", "Tanhshrink", "Threshold", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Flatten", "Unflatten", "Identity", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ChannelShuffle", "CosineSimilarity", "PairwiseDistance", "Fold", "Unfold"]
 )
 
 
