@@ -270,3 +270,62 @@ def test_a_model_definition_file_named_after_a_known_model_names_it(tmp_path):
     # a definition file with no known model in its name says nothing about the size
     f = analyze_code(tmp_path, "python det/train.py --model cfg/my-experiment.cfg", use_llm=False).facts
     assert f.get("params") is None
+
+
+HYDRA_MODEL = {
+    "run.py": """
+        import hydra
+
+        @hydra.main(config_path="conf", config_name="main")
+        def main(cfg):
+            model = hydra.utils.instantiate(cfg.model)
+
+        if __name__ == "__main__":
+            main()
+    """,
+    "conf/main.yaml": """
+        defaults:
+          - model: mlp
+        epochs: 4
+    """,
+    "conf/model/mlp.yaml": """
+        _target_: lib.task.Classifier
+        lr: 0.01
+        optim:
+          _target_: torch.optim.SGD
+          _partial_: true
+        net:
+          _target_: lib.nets.Mlp
+          sizes: [20, 48, 6]
+    """,
+    "lib/__init__.py": "",
+    "lib/nets.py": """
+        from torch import nn
+
+        class Mlp(nn.Module):
+            def __init__(self, sizes):
+                super().__init__()
+                layers = []
+                for a, b in zip(sizes[:-1], sizes[1:]):
+                    layers += [nn.Linear(a, b), nn.ReLU()]
+                self.body = nn.Sequential(*layers)
+    """,
+    "lib/task.py": """
+        import torch
+        from torchmetrics import Accuracy
+
+        class Classifier(torch.nn.Module):
+            def __init__(self, net, optim, lr=0.1):
+                super().__init__()
+                self.net = net
+                self.acc = Accuracy(task="multiclass", num_classes=6)
+                self.loss = torch.nn.CrossEntropyLoss()
+    """,
+}
+
+
+def test_a_model_a_config_builds_from_the_jobs_own_classes_is_counted(tmp_path):
+    make_job(tmp_path, HYDRA_MODEL)
+    f = analyze_code(tmp_path, "python run.py", use_llm=False).facts
+    assert f["params"].value == (20 * 48 + 48) + (48 * 6 + 6)
+    assert any(e.startswith("conf/model/mlp.yaml") for e in f["params"].evidence)

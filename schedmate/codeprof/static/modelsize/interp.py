@@ -305,6 +305,11 @@ class Interp:
         return False
 
     def subscript(self, base: Any, sl: ast.expr, env: dict[str, Any], src: Source) -> Any:
+        if isinstance(sl, ast.Slice):
+            bounds = [self.concrete(self.eval(x, env, src)) if x is not None else None
+                      for x in (sl.lower, sl.upper, sl.step)]
+            seq = self.concrete_seq(base)
+            return seq[slice(*bounds)] if not isinstance(base, tuple) else tuple(seq[slice(*bounds)])
         key = self.concrete(self.eval(sl, env, src))
         if isinstance(base, LazyDict):  # a table of models: only the chosen entry is built
             for k, v in zip(base.node.keys, base.node.values, strict=True):
