@@ -329,3 +329,40 @@ def test_a_model_a_config_builds_from_the_jobs_own_classes_is_counted(tmp_path):
     f = analyze_code(tmp_path, "python run.py", use_llm=False).facts
     assert f["params"].value == (20 * 48 + 48) + (48 * 6 + 6)
     assert any(e.startswith("conf/model/mlp.yaml") for e in f["params"].evidence)
+
+
+WRAPPED_BACKBONE = {
+    "ssl.py": """
+        import argparse
+        import torch.nn as nn
+        import torchvision
+        from transformers import AutoTokenizer
+
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--width", type=int, default=1024)
+        args = ap.parse_args()
+
+        class TwoViews(nn.Module):
+            def __init__(self, args):
+                super().__init__()
+                self.backbone = torchvision.models.resnet18(zero_init_residual=True)
+                self.backbone.fc = nn.Identity()
+                self.tok = AutoTokenizer.from_pretrained("bert-base-uncased")
+                sizes = [512] + [args.width] * 2
+                layers = []
+                for i in range(len(sizes) - 2):
+                    layers.append(nn.Linear(sizes[i], sizes[i + 1], bias=False))
+                    layers.append(nn.BatchNorm1d(sizes[i + 1]))
+                layers.append(nn.Linear(sizes[-2], sizes[-1], bias=False))
+                self.projector = nn.Sequential(*layers)
+
+        model = TwoViews(args).cuda()
+    """,
+}
+
+
+def test_a_library_backbone_inside_the_jobs_module_adds_its_published_size(tmp_path):
+    make_job(tmp_path, WRAPPED_BACKBONE)
+    f = analyze_code(tmp_path, "python ssl.py", use_llm=False).facts
+    projector = 512 * 1024 + 2 * 1024 + 1024 * 1024
+    assert f["params"].value == 11_700_000 + projector  # torchvision's ResNet-18 (11.7M) + the job's projector

@@ -7,6 +7,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from schedmate.codeprof import known
 from schedmate.codeprof.static.modelsize.interp import (
     _PARAM_FREE_EXT,
     _SAME_MODULE,
@@ -136,11 +137,35 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         return getattr(math, last)(*[it.concrete(a) for a in args])
     if _PARAM_FREE_EXT.search(last):
         return Mod(last)
+    known_size = _well_known(it, parts, args, kwargs)
+    if known_size is not None:
+        return known_size
     # tensors, numbers and files from torch's functions, numpy, math, os: never a module with parameters
     harmless = parts[0] in {"numpy", "math", "os", "functools", "itertools", "collections", "copy", "random",
                             "logging", "warnings"} or (parts[0] == "torch" and "nn" not in parts[:-1]
                                                       and not last[:1].isupper())
     return Unknown(f"{path}(...)", maybe_module=not harmless)
+
+
+def _well_known(it: Interp, parts: list[str], args: list[Any], kwargs: dict[str, Any]) -> Mod | Unknown | None:
+    """A published architecture built by its library inside the job's module: `torchvision.models.resnet50()`,
+    `timm.create_model("vit_small_patch16_224")`, `AutoModel.from_pretrained("bert-base-uncased")` -> its
+    published size (the job's own layers around it are still counted). None when the call is not one."""
+    last = parts[-1]
+    if last == "from_pretrained" and len(parts) > 1 and re.search(
+            r"Tokenizer|Processor|Config|FeatureExtractor|Scheduler", parts[-2]):
+        return Unknown(f"{parts[-2]}.from_pretrained: not a module")
+    if parts[0] == "torchvision" and "models" in parts[:-1] and last[:1].islower():
+        name: Any = last
+    elif (parts[0] == "timm" and last == "create_model") or last == "from_pretrained":
+        raw = args[0] if args else kwargs.get("model_name", kwargs.get("pretrained_model_name_or_path"))
+        name = it.concrete(raw) if raw is not None else None
+    else:
+        return None
+    hit = known.lookup_model(name) if isinstance(name, str) else None
+    if hit is None:
+        raise GiveUp(f"{'.'.join(parts)}({name!r}): not a model of known size")
+    return Mod(hit[0], int(hit[2]))
 
 
 def builtin(it: Interp, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
