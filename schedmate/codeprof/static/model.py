@@ -322,6 +322,9 @@ class ModelMixin:
         if name is None:
             for k in MODEL_NAME:
                 pv = P.get(k)
+                if pv is not None and isinstance(pv.value, str) and (stem := _definition_stem(pv.value)):
+                    name = (stem, pv.where)  # `--model config/yolov3.cfg`: the definition file names the model
+                    break
                 if (
                     pv is not None
                     and isinstance(pv.value, str)
@@ -331,9 +334,6 @@ class ModelMixin:
                     break
                 if pv is not None and isinstance(pv.value, str) and (hit := known.lookup_in_path(pv.value)):
                     name = (hit[0], pv.where)  # `/path/to/llama-7B/hf`: the directory names the model
-                    break
-                if pv is not None and isinstance(pv.value, str) and (stem := _definition_stem(pv.value)):
-                    name = (stem, pv.where)  # `--model config/yolov3.cfg`: the definition file names the model
                     break
         if name is None:  # a detector named by its family and its backbone's depth (`detr` + 50 -> detr-r50)
             depth = next((pv for k in ("backbone_num_layers", "backbone_depth", "resnet_depth")
