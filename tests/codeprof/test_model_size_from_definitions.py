@@ -366,3 +366,33 @@ def test_a_library_backbone_inside_the_jobs_module_adds_its_published_size(tmp_p
     f = analyze_code(tmp_path, "python ssl.py", use_llm=False).facts
     projector = 512 * 1024 + 2 * 1024 + 1024 * 1024
     assert f["params"].value == 11_700_000 + projector  # torchvision's ResNet-18 (11.7M) + the job's projector
+
+
+TIED_LM = {
+    "lm.py": """
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.ln = nn.LayerNorm(d)
+                self.mix = nn.Linear(d, d)
+
+        class TinyLM(nn.Module):
+            def __init__(self, vocab=1000, d=32, n=3):
+                super().__init__()
+                self.body = nn.ModuleDict(dict(tok=nn.Embedding(vocab, d), pos=nn.Embedding(64, d),
+                                               blocks=nn.ModuleList([Block(d) for _ in range(n)])))
+                self.lm_head = nn.Linear(d, vocab, bias=False)
+                self.body.tok.weight = self.lm_head.weight
+
+        model = TinyLM()
+        worker_copy = TinyLM()
+    """,
+}
+
+
+def test_a_tied_output_layer_is_counted_once_and_a_second_copy_of_the_class_not_at_all(tmp_path):
+    make_job(tmp_path, TIED_LM)
+    f = analyze_code(tmp_path, "python lm.py", use_llm=False).facts
+    assert f["params"].value == 64 * 32 + 3 * (2 * 32 + 32 * 32 + 32) + 32 * 1000

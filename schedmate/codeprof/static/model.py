@@ -8,9 +8,8 @@ from typing import Any
 
 from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
-from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
-from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
+from schedmate.codeprof.static.modelsize.hook import definition_stem, params_from_definition
 from schedmate.codeprof.static.names import (
     MODEL_NAME,
 )
@@ -18,20 +17,6 @@ from schedmate.codeprof.static.names import (
 # a model a job loads beside the one it trains: for evaluation, as a reference, teacher, reward or judge
 _AUX_MODEL = re.compile(r"eval|ref_|_ref\b|reference|teacher|reward|judge|critic|tokenizer|vae|clip_|text_encoder",
                         re.IGNORECASE)
-
-
-# files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
-_DEFINITION_FILE = re.compile(r"(?:^|/)([\w.-]+)\.(cfg|prototxt|ya?ml|json)$", re.IGNORECASE)
-
-
-def _definition_stem(value: str) -> str | None:
-    """The model a definition file is named after (`cfg/yolov3-spp.cfg` -> yolov3-spp), only when the stem is a
-    row of the well-known table (a size token alone in a file name is no evidence of the architecture)."""
-    m = _DEFINITION_FILE.search(value.strip())
-    if m is None:
-        return None
-    stem = m.group(1).lower()
-    return stem if any(re.search(pat, stem) for pat, *_ in KNOWN_MODELS) else None
 
 
 class ModelMixin:
@@ -218,25 +203,8 @@ class ModelMixin:
             return cur, [self._ds["ev"]]
         return cur, [f"{self._ds['path']}:{line}" if line else self._ds["path"]]
 
-    def _params_from_definition(self) -> None:
-        """Parameters counted from the `nn.Module` classes the entry script builds (static/modelsize): the
-        job's own definition beats any name it carries (a CIFAR `vgg16_bn` is not ImageNet's)."""
-        entry = self.r.entry
-        if not entry or not entry.endswith(".py"):
-            return
-        got = count_entry_model(self.wd.read_text, self._import_file, self._resolver.eval, entry)
-        if got is not None:
-            self.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
-            return
-        items = [(k, pv.value) for k, pv in self.r.params.items() if pv.layer >= CONFIG]
-        got = count_config_model(self.wd.read_text, self._import_file, self._resolver.eval, items)
-        if got is not None:
-            pv = self.r.params.get(got[2])
-            where = list(pv.where) if pv is not None else []
-            self.r.put("params", got[0], [*where, *got[1]], note="counted from the model class a config builds")
-
     def _model(self) -> None:
-        self._params_from_definition()
+        params_from_definition(self)
         r, P = self.r, self.r.params
         R = self._resolver
         name: tuple[str, list[str]] | None = None
@@ -322,7 +290,7 @@ class ModelMixin:
         if name is None:
             for k in MODEL_NAME:
                 pv = P.get(k)
-                if pv is not None and isinstance(pv.value, str) and (stem := _definition_stem(pv.value)):
+                if pv is not None and isinstance(pv.value, str) and (stem := definition_stem(pv.value)):
                     name = (stem, pv.where)  # `--model config/yolov3.cfg`: the definition file names the model
                     break
                 if (

@@ -5,8 +5,9 @@
 The entry script's assignments whose value constructs a local `nn.Module` class (directly, through a
 local builder function, or from a table of builders indexed by a setting: `resnet.__dict__[args.arch]()`,
 `MODELS[args.model]`) are the models being trained; wrappers (`.to(device)`, `DataParallel(...)`) are
-looked through. Several differently named models (a generator and a discriminator) are summed; auxiliary
-ones (EMA copies, teachers, frozen references, losses) are not. Any part that cannot be counted exactly
+looked through. Models of different classes (a generator and a discriminator) are summed; a class built
+twice (a target network, a worker's copy) counts once; auxiliary ones (EMA copies, teachers, frozen
+references, losses) are not counted. Any part that cannot be counted exactly
 makes the whole count None.
 """
 
@@ -113,13 +114,15 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
             return None  # a model the job builds that cannot be counted: no partial sums
         if isinstance(got, Mod) and (n := got.total()) > 0:
-            by_name.setdefault(name, []).append((n, list(it.evidence)))
+            by_name.setdefault(got.name, []).append((n, list(it.evidence)))
     if not by_name:
         return None
     total, ev = 0, []
     for counts in by_name.values():
+        # one class built twice is one model (a worker's or target network's copy); built with different
+        # sizes on different paths, which one runs is not settled here
         if len({n for n, _ in counts}) != 1:
-            return None  # the same variable holds different models on different paths
+            return None
         total += counts[0][0]
         ev.extend(e for e in counts[0][1] if e not in ev)
     return total, ev

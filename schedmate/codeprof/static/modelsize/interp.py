@@ -29,6 +29,7 @@ from schedmate.codeprof.static.modelsize.values import (
     LazyDict,
     ModuleRef,
     Ref,
+    Shared,
     Source,
     SuperRef,
     Tensor,
@@ -261,6 +262,8 @@ class Interp:
                     return got
             if name in _SAME_MODULE or name in {"add_module", "register_module", "register_parameter"}:
                 return ("method", base, name)
+            if name == "weight" and base.weight is not None:
+                return Shared(base)
             return Unknown(f"attribute {name}", maybe_module=False)
         if isinstance(base, ClassRef):
             got = self.class_attr(base, name)
@@ -336,6 +339,13 @@ class Interp:
                 self.bind(t, v, env, src)
         elif isinstance(target, ast.Attribute):
             obj = self.eval(target.value, env, src)
+            if isinstance(obj, Mod) and target.attr == "weight" and isinstance(value, Shared):
+                if value.owner is not obj:  # tied: the parameter is counted once, with the layer it comes from
+                    if obj.weight is None:
+                        raise GiveUp("a weight tied to a layer whose weight size is unknown")
+                    obj.own -= obj.weight
+                    obj.weight = 0
+                return
             if isinstance(obj, Mod):
                 if isinstance(value, Unknown) and value.maybe_module:
                     raise GiveUp(f"self.{target.attr} is built by a call that cannot be followed ({value.why})")

@@ -22,6 +22,7 @@ class Mod:
     def __init__(self, name: str, own: int = 0, children: list[Mod] | None = None, plain: bool = False):
         self.name = name
         self.plain = plain  # an ordinary object (not an nn.Module): modules it holds are not registered
+        self.weight: int | None = None  # numel of the layer's own `.weight` (weight tying shares it)
         self.own = own
         self.children: list[Mod] = list(children or [])
         self.attrs: dict[str, Any] = {}
@@ -182,19 +183,32 @@ LEAF_COUNTS: dict[str, Callable[[list[Any], dict[str, Any]], int]] = {
 }
 
 
+# layers whose `.weight` can be tied to another layer's, with how many positional arguments precede `bias`
+_WEIGHTED = {"Linear": 2, "Embedding": 2, "Conv1d": 7, "Conv2d": 7, "Conv3d": 7}
+
+
 def build_nn(name: str, args: list[Any], kwargs: dict[str, Any]) -> Mod:
     """The module value of `nn.<name>(*args, **kwargs)`; GiveUp for an unknown layer or dimension."""
     if name in PARAM_FREE or name.endswith("Loss"):
         return Mod(name)
     if name in LEAF_COUNTS:
-        return Mod(name, LEAF_COUNTS[name](args, kwargs))
+        mod = Mod(name, LEAF_COUNTS[name](args, kwargs))
+        if name in _WEIGHTED:  # the same layer without its bias: the `.weight` alone
+            mod.weight = LEAF_COUNTS[name](args[:_WEIGHTED[name]], {**kwargs, "bias": False})
+        return mod
     if name in {"Sequential", "ModuleList", "ModuleDict", "ParameterList"}:
         items: list[Any] = []
+        named: dict[str, Any] = {}
         for a in args:
-            items.extend(a.values() if isinstance(a, dict) else a if isinstance(a, (list, tuple)) else [a])
-        if not all(isinstance(x, Mod) for x in items):
+            if isinstance(a, dict):
+                named.update(a)
+            else:
+                items.extend(a if isinstance(a, (list, tuple)) else [a])
+        if not all(isinstance(x, Mod) for x in [*items, *named.values()]):
             raise GiveUp(f"nn.{name} of something that is not a counted module")
-        return Mod(name, 0, items)
+        mod = Mod(name, 0, items)
+        mod.attrs.update({str(k): v for k, v in named.items()})  # `transformer.wte` stays reachable by name
+        return mod
     if name in {"TransformerEncoder", "TransformerDecoder"}:
         layer = _arg(args, kwargs, 0, "encoder_layer" if name.endswith("Encoder") else "decoder_layer")
         n = _pos(_arg(args, kwargs, 1, "num_layers"), "num_layers")

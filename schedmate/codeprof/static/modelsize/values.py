@@ -93,3 +93,10 @@ class LazyDict:
 class SuperRef:
     cls: ClassRef
     obj: Any
+
+
+@dataclass
+class Shared:
+    """`other.weight` read to tie it to another layer (`self.wte.weight = self.lm_head.weight`)."""
+
+    owner: Any

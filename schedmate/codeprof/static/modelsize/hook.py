@@ -1,0 +1,54 @@
+"""Where the static pass asks for a model's size from its definition: the job's own classes (counted), or a
+definition file named after a well-known model."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from schedmate.codeprof.known_models import KNOWN_MODELS
+from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
+from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
+from schedmate.codeprof.static.names import HIDDEN, LAYERS
+
+# files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
+_DEFINITION_FILE = re.compile(r"(?:^|/)([\w.-]+)\.(cfg|prototxt|ya?ml|json)$", re.IGNORECASE)
+
+
+def definition_stem(value: str) -> str | None:
+    """The model a definition file is named after (`cfg/yolov3-spp.cfg` -> yolov3-spp), only when the stem is a
+    row of the well-known table (a size token alone in a file name is no evidence of the architecture)."""
+    m = _DEFINITION_FILE.search(value.strip())
+    if m is None:
+        return None
+    stem = m.group(1).lower()
+    return stem if any(re.search(pat, stem) for pat, *_ in KNOWN_MODELS) else None
+
+
+def _config_gives_dims(sp: Any) -> bool:
+    """A model config with a depth and a width (`n_layer`, `hidden_size`): the transformer formula of derive.py
+    reads it with the family's conventions (tied embeddings), as for any config-described model."""
+    for names in (LAYERS, HIDDEN):
+        got = sp._first(names, min_layer=CODE_DEFAULT)
+        if got is None or isinstance(got[0], bool) or not isinstance(got[0], int) or got[0] <= 0:
+            return False
+    return True
+
+
+def params_from_definition(sp: Any) -> None:
+    """Parameters counted from the `nn.Module` classes the entry script (or its config) builds: the job's own
+    definition beats any name it carries (a CIFAR `vgg16_bn` is not ImageNet's); a config's transformer dims
+    keep their own formula."""
+    entry = sp.r.entry
+    if not entry or not entry.endswith(".py") or _config_gives_dims(sp):
+        return
+    got = count_entry_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
+    if got is not None:
+        sp.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
+        return
+    items = [(k, pv.value) for k, pv in sp.r.params.items() if pv.layer >= CONFIG]
+    found = count_config_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, items)
+    if found is not None:
+        pv = sp.r.params.get(found[2])
+        where = list(pv.where) if pv is not None else []
+        sp.r.put("params", found[0], [*where, *found[1]], note="counted from the model class a config builds")
