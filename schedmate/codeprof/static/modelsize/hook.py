@@ -9,7 +9,7 @@ from typing import Any
 from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
 from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
-from schedmate.codeprof.static.names import HIDDEN, LAYERS
+from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
 # files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
 _DEFINITION_FILE = re.compile(r"(?:^|/)([\w.-]+)\.(cfg|prototxt|ya?ml|json)$", re.IGNORECASE)
@@ -26,9 +26,10 @@ def definition_stem(value: str) -> str | None:
 
 
 def _config_gives_dims(sp: Any) -> bool:
-    """A model config with a depth and a width (`n_layer`, `hidden_size`): the transformer formula of derive.py
-    reads it with the family's conventions (tied embeddings), as for any config-described model."""
-    for names in (LAYERS, HIDDEN):
+    """A language-model config with a depth, a width and a vocabulary (`n_layer`, `n_embd`, `vocab_size`): the
+    transformer formula of derive.py reads it with the family's conventions (tied embeddings), as for any
+    config-described model (an RNN's `hidden_size` and `num_layers` alone are not that)."""
+    for names in (LAYERS, HIDDEN, VOCAB):
         got = sp._first(names, min_layer=CODE_DEFAULT)
         if got is None or isinstance(got[0], bool) or not isinstance(got[0], int) or got[0] <= 0:
             return False
