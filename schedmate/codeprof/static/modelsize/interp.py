@@ -10,7 +10,6 @@ to external names (`Ext`). Anything it cannot follow raises `GiveUp`; a count is
 from __future__ import annotations
 
 import ast
-import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
+    _BUILTINS,
     _CMPS,
     _PARAM_FREE_EXT,
     _SAME_MODULE,
@@ -34,6 +34,7 @@ from schedmate.codeprof.static.modelsize.values import (
     SuperRef,
     Tensor,
     Unknown,
+    _registers_nothing,
 )
 
 __all__ = ["_PARAM_FREE_EXT", "_SAME_MODULE", "ClassRef", "Ext", "FuncRef", "Interp", "LazyDict", "ModuleRef", "Ref",
@@ -481,25 +482,3 @@ class Interp:
             return
         else:
             raise GiveUp(f"{type(st).__name__} statement at {src.rel}:{st.lineno}")
-
-
-def _registers_nothing(node: ast.AST) -> bool:
-    """Whether code sets no attribute and calls nothing that adds a module (`add_module`, `append`, ...)."""
-    for n in ast.walk(node):
-        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-            if any(isinstance(t, ast.Attribute) for t in targets):
-                return False
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and re.match(
-                r"add_module|register_|append|extend|insert|setattr|update", n.func.attr):
-            return False
-    return True
-
-
-_BUILTINS = {"int", "float", "len", "range", "list", "tuple", "max", "min", "sum", "abs", "round", "bool", "dict",
-             "zip", "enumerate", "reversed", "sorted", "getattr", "isinstance", "super", "str", "print", "hasattr",
-             "setattr", "map"}
-
-
-def prod(xs: Any) -> Any:
-    return math.prod(xs)

@@ -100,3 +100,21 @@ class Shared:
     """`other.weight` read to tie it to another layer (`self.wte.weight = self.lm_head.weight`)."""
 
     owner: Any
+
+
+def _registers_nothing(node: ast.AST) -> bool:
+    """Whether code sets no attribute and calls nothing that adds a module (`add_module`, `append`, ...)."""
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(t, ast.Attribute) for t in targets):
+                return False
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and re.match(
+                r"add_module|register_|append|extend|insert|setattr|update", n.func.attr):
+            return False
+    return True
+
+
+_BUILTINS = {"int", "float", "len", "range", "list", "tuple", "max", "min", "sum", "abs", "round", "bool", "dict",
+             "zip", "enumerate", "reversed", "sorted", "getattr", "isinstance", "super", "str", "print", "hasattr",
+             "setattr", "map"}
