@@ -396,3 +396,29 @@ def test_a_tied_output_layer_is_counted_once_and_a_second_copy_of_the_class_not_
     make_job(tmp_path, TIED_LM)
     f = analyze_code(tmp_path, "python lm.py", use_llm=False).facts
     assert f["params"].value == 64 * 32 + 3 * (2 * 32 + 32 * 32 + 32) + 32 * 1000
+
+
+MLP_SPEC = {
+    "probe.py": """
+        import argparse
+        import torch.nn as nn
+
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--mlp", default="256-128-10")
+        args = ap.parse_args()
+
+        class Head(nn.Module):
+            def __init__(self, spec):
+                super().__init__()
+                dims = [40] + list(map(int, spec.split("-")))
+                self.layers = nn.ModuleList([nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:])])
+
+        head = Head(args.mlp)
+    """,
+}
+
+
+def test_layer_widths_written_as_a_dash_separated_setting_are_read(tmp_path):
+    make_job(tmp_path, MLP_SPEC)
+    f = analyze_code(tmp_path, "python probe.py --mlp 64-8", use_llm=False).facts
+    assert f["params"].value == (40 * 64 + 64) + (64 * 8 + 8)

@@ -23,6 +23,7 @@ from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
 if TYPE_CHECKING:
     from schedmate.codeprof.static.modelsize.interp import Interp
 
+_CASTS = {"builtins.int": int, "builtins.float": float, "builtins.str": str}
 _TENSOR_NEW = {"zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor", "full"}
 # bases a module class may have besides its own local classes: they hold no parameters themselves
 _NEUTRAL_BASE = re.compile(r"(^|\.)(Module|LightningModule|object|ABC|Generic|HyperparametersMixin|Sequential|"
@@ -103,6 +104,8 @@ def method(it: Interp, base: Any, name: str, args: list[Any], kwargs: dict[str, 
             return None
         if name == "index" and len(args) == 1:
             return base.index(it.concrete(args[0]))
+    if isinstance(base, str) and name in {"split", "strip", "lower", "upper", "replace"}:
+        return getattr(base, name)(*[it.concrete(a) for a in args])  # `"8192-8192".split("-")`
     if isinstance(base, dict):
         if name in {"items", "keys", "values"}:
             return list(getattr(base, name)())
@@ -187,6 +190,12 @@ def builtin(it: Interp, name: str, args: list[Any], kwargs: dict[str, Any]) -> A
             start = it.concrete(kwargs.get("start", args[1] if len(args) > 1 else 0))
             return [(i + start, x) for i, x in enumerate(seqs[0])]
         return list(reversed(seqs[0])) if name == "reversed" else sorted(it.concrete(seqs[0]))
+    if name == "map" and len(args) == 2 and isinstance(args[0], Ext) and args[0].path in _CASTS:
+        cast = _CASTS[args[0].path]
+        try:
+            return [cast(x) for x in it.concrete(it.concrete_seq(args[1]))]
+        except (TypeError, ValueError) as e:
+            raise GiveUp(f"map(): {e}") from e
     if name in {"isinstance", "hasattr", "setattr", "map", "super"}:
         return Unknown(f"builtin {name}")
     vals = [it.concrete(a) for a in args]

@@ -276,6 +276,8 @@ class Interp:
         if isinstance(base, Ext):
             return Ext(f"{base.path}.{name}")
         if isinstance(base, Ref):
+            if name in {"split", "strip", "lower", "upper", "replace"}:  # `args.mlp.split("-")`: a string setting
+                return ("method", self.concrete(base), name)
             return Ref(f"{base.src}.{name}")
         if isinstance(base, SuperRef):
             return ("super", base, name)
