@@ -422,3 +422,24 @@ def test_layer_widths_written_as_a_dash_separated_setting_are_read(tmp_path):
     make_job(tmp_path, MLP_SPEC)
     f = analyze_code(tmp_path, "python probe.py --mlp 64-8", use_llm=False).facts
     assert f["params"].value == (40 * 64 + 64) + (64 * 8 + 8)
+
+
+LAUNCHERS = {
+    "scripts/run_sft_Qwen_14b.sh": "deepspeed sft/main.py --model_name_or_path /MODEL_PATH/ --num_train_epochs 2\n",
+    "scripts/train_7b.sh": "deepspeed sft/main.py --model_name_or_path /MODEL_PATH/ --num_train_epochs 2\n",
+    "sft/main.py": """
+        import argparse
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--model_name_or_path")
+        ap.add_argument("--num_train_epochs", type=int, default=1)
+        args = ap.parse_args()
+    """,
+}
+
+
+def test_a_launcher_script_named_after_a_family_and_size_names_the_model(tmp_path):
+    make_job(tmp_path, LAUNCHERS)
+    f = analyze_code(tmp_path, "bash scripts/run_sft_Qwen_14b.sh", use_llm=False).facts
+    assert f["params"].value == 14e9
+    # a size with no architecture in the file name is not evidence of the model
+    assert analyze_code(tmp_path, "bash scripts/train_7b.sh", use_llm=False).value("params") is None

@@ -9,7 +9,11 @@ from typing import Any
 from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
-from schedmate.codeprof.static.modelsize.hook import definition_stem, params_from_definition
+from schedmate.codeprof.static.modelsize.hook import (
+    definition_stem,
+    name_from_launcher,
+    params_from_definition,
+)
 from schedmate.codeprof.static.names import (
     MODEL_NAME,
 )
@@ -315,6 +319,8 @@ class ModelMixin:
                 if re.fullmatch(r"[\w.-]+/[\w.-]+", arg) and (hit := known.lookup_model(arg)) and hit[1]:
                     name = (arg, list(self.r.launch.args_where))
                     break
+        if name is None:  # a launcher script named after its model: `bash scripts/run_sft_Yi_34b.sh`
+            name = name_from_launcher(self.command)
         if name is None:  # a size named on its own: `--load_llama_config=7b`, `model_size: 1.3B`
             for key, pv in P.items():
                 if isinstance(pv.value, str) and re.fullmatch(r"\d+(\.\d+)?[bBmM]", pv.value.strip()) \

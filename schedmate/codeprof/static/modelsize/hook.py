@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from schedmate.codeprof import known
 from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
 from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
@@ -53,3 +54,21 @@ def params_from_definition(sp: Any) -> None:
         pv = sp.r.params.get(found[2])
         where = list(pv.where) if pv is not None else []
         sp.r.put("params", found[0], [*where, *found[1]], note="counted from the model class a config builds")
+
+
+_LAUNCHER_FILE = re.compile(r"(?:^|[\s/])([\w.-]+)\.(sh|bash|slurm|sbatch)(?=\s|$)")
+
+
+def name_from_launcher(command: str) -> tuple[str, list[str]] | None:
+    """A model named by the launcher script the command runs (`run_sft_Yi_34b.sh` -> yi-34b): only a file name
+    that carries both a family keyword and a size token (`train_7b.sh` alone names no architecture)."""
+    for m in _LAUNCHER_FILE.finditer(command):
+        words = re.sub(r"[_\s]+", "-", m.group(1).lower())
+        size = known.size_from_name(words)
+        fam = known.family_keyword(words)
+        if size is None or fam is None:
+            continue
+        tok = next((t for t in re.findall(r"(?:\d+x)?\d+(?:\.\d+)?[bm](?=-|$)", words)), None)
+        kw = next((kw for kw, f in known.FAMILY_KEYWORDS if f == fam and kw.strip("-") in words), fam)
+        return f"{kw.strip('-')}-{tok}", [f"{m.group(1)}.{m.group(2)}"]
+    return None
