@@ -320,7 +320,7 @@ class ModelMixin:
                     name = (arg, list(self.r.launch.args_where))
                     break
         if name is None:  # a launcher script named after its model: `bash scripts/run_sft_Yi_34b.sh`
-            name = name_from_launcher(self.command)
+            name = name_from_launcher(self)
         if name is None:  # a size named on its own: `--load_llama_config=7b`, `model_size: 1.3B`
             for key, pv in P.items():
                 if isinstance(pv.value, str) and re.fullmatch(r"\d+(\.\d+)?[bBmM]", pv.value.strip()) \

@@ -26,11 +26,11 @@ def definition_stem(value: str) -> str | None:
     return stem if any(re.search(pat, stem) for pat, *_ in KNOWN_MODELS) else None
 
 
-def _config_gives_dims(sp: Any) -> bool:
+def _config_gives_dims(sp: Any, kinds: tuple[tuple[str, ...], ...] = (LAYERS, HIDDEN, VOCAB)) -> bool:
     """A language-model config with a depth, a width and a vocabulary (`n_layer`, `n_embd`, `vocab_size`): the
     transformer formula of derive.py reads it with the family's conventions (tied embeddings), as for any
     config-described model (an RNN's `hidden_size` and `num_layers` alone are not that)."""
-    for names in (LAYERS, HIDDEN, VOCAB):
+    for names in kinds:
         got = sp._first(names, min_layer=CODE_DEFAULT)
         if got is None or isinstance(got[0], bool) or not isinstance(got[0], int) or got[0] <= 0:
             return False
@@ -59,10 +59,13 @@ def params_from_definition(sp: Any) -> None:
 _LAUNCHER_FILE = re.compile(r"(?:^|[\s/])([\w.-]+)\.(sh|bash|slurm|sbatch)(?=\s|$)")
 
 
-def name_from_launcher(command: str) -> tuple[str, list[str]] | None:
+def name_from_launcher(sp: Any) -> tuple[str, list[str]] | None:
     """A model named by the launcher script the command runs (`run_sft_Yi_34b.sh` -> yi-34b): only a file name
-    that carries both a family keyword and a size token (`train_7b.sh` alone names no architecture)."""
-    for m in _LAUNCHER_FILE.finditer(command):
+    that carries both a family keyword and a size token (`train_7b.sh` alone names no architecture), and only
+    when no config gives the model's depth and width (those describe it better than a file name)."""
+    if _config_gives_dims(sp, (LAYERS, HIDDEN)):
+        return None
+    for m in _LAUNCHER_FILE.finditer(sp.command):
         words = re.sub(r"[_\s]+", "-", m.group(1).lower())
         size = known.size_from_name(words)
         fam = known.family_keyword(words)
