@@ -408,6 +408,9 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^electra-large", "electra-large", "bert", 335e6),
     (r"^phi-1_5$", "phi-1.5", "gpt", 1.4e9),
     (r"^phi-2$", "phi-2", "gpt", 2.7e9),
+    # StableLM 2 writes the decimal point of its size as an underscore (`stablelm-2-1_6b`)
+    (r"^stablelm-2-(zephyr-)?1_6b", "stablelm-2-1.6b", "gpt", 1.64e9),
+    (r"^stablelm-2-(zephyr-)?12b", "stablelm-2-12b", "gpt", 12.1e9),
     (r"^stable-diffusion-v1-[1-5]$|^sd-v1-[1-5]", "stable-diffusion-v1 unet", "unet", 860e6),
     (r"^stable-diffusion-2(-1)?(-base)?$", "stable-diffusion-v2 unet", "unet", 865e6),
     (r"^stable-diffusion-xl-base", "stable-diffusion-xl unet", "unet", 2.6e9),

@@ -9,6 +9,11 @@ from typing import Any
 from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
+from schedmate.codeprof.static.modelsize.hook import (
+    definition_stem,
+    name_from_launcher,
+    params_from_definition,
+)
 from schedmate.codeprof.static.names import (
     MODEL_NAME,
 )
@@ -203,6 +208,7 @@ class ModelMixin:
         return cur, [f"{self._ds['path']}:{line}" if line else self._ds["path"]]
 
     def _model(self) -> None:
+        params_from_definition(self)
         r, P = self.r, self.r.params
         R = self._resolver
         name: tuple[str, list[str]] | None = None
@@ -288,6 +294,9 @@ class ModelMixin:
         if name is None:
             for k in MODEL_NAME:
                 pv = P.get(k)
+                if pv is not None and isinstance(pv.value, str) and (stem := definition_stem(pv.value)):
+                    name = (stem, pv.where)  # `--model config/yolov3.cfg`: the definition file names the model
+                    break
                 if (
                     pv is not None
                     and isinstance(pv.value, str)
@@ -310,6 +319,8 @@ class ModelMixin:
                 if re.fullmatch(r"[\w.-]+/[\w.-]+", arg) and (hit := known.lookup_model(arg)) and hit[1]:
                     name = (arg, list(self.r.launch.args_where))
                     break
+        if name is None:  # a launcher script named after its model: `bash scripts/run_sft_Yi_34b.sh`
+            name = name_from_launcher(self)
         if name is None:  # a size named on its own: `--load_llama_config=7b`, `model_size: 1.3B`
             for key, pv in P.items():
                 if isinstance(pv.value, str) and re.fullmatch(r"\d+(\.\d+)?[bBmM]", pv.value.strip()) \

@@ -54,7 +54,7 @@ if __name__ == "__main__":
     mp.spawn(worker, args=(args.gpus, args), nprocs=args.gpus, join=True)
 '''
 job("holdout_mp_spawn_segmentation", "python seg_train.py --gpus 4", {"seg_train.py": SPAWN},
-    framework="pytorch", model_family="cnn",
+    params=78357, framework="pytorch", model_family="cnn",
     parallelism={"data": "ddp"}, num_nodes=1, gpus_per_node=4, num_gpus=4, micro_batch_size=8,
     global_batch_size=32, grad_accum_steps=1, epochs=50, precision="fp32")
 

@@ -132,7 +132,7 @@ if __name__ == "__main__":
 job("rl_a3c_cpu_workers",
     "python a3c.py --workers 32 --episodes 5000",
     {"a3c.py": A3C},
-    framework="pytorch", model_family="mlp",
+    params=1027, framework="pytorch", model_family="mlp",
     parallelism={"data": "none"}, num_nodes=1, gpus_per_node=0, num_gpus=0, grad_accum_steps=1, precision="fp32")
 
 DLRM = '''
@@ -187,7 +187,7 @@ if __name__ == "__main__":
 job("recsys_dlrm_global_batch",
     "torchrun --nnodes 2 --nproc_per_node 8 --rdzv_endpoint $MASTER:29500 train_dlrm.py --batch-size 65536",
     {"train_dlrm.py": DLRM},
-    framework="pytorch", model_family="dlrm",
+    params=3331613825, framework="pytorch", model_family="dlrm",
     parallelism={"data": "ddp"}, num_nodes=2, gpus_per_node=8, num_gpus=16, micro_batch_size=4096,
     global_batch_size=65536, grad_accum_steps=1, epochs=1, precision="fp32")
 

@@ -165,7 +165,7 @@ job("ddp_yolo_total_batch",
     "--batch-size 128 --epochs 300 --data data/coco.yaml",
     {"train_yolo.py": YOLO, "models.py": YOLO_MODELS, "datasets.py": YOLO_DATA,
      "data/coco.yaml": "train: ../coco/train2017.txt\nval: ../coco/val2017.txt\nnc: 80\n"},
-    framework="pytorch", model_family="yolo",
+    params=9375, framework="pytorch", model_family="yolo",
     parallelism={"data": "ddp"}, num_nodes=1, gpus_per_node=4, num_gpus=4, micro_batch_size=32,
     global_batch_size=128, grad_accum_steps=1, epochs=300, precision="fp16")
 
@@ -227,6 +227,6 @@ job("ddp_deepspeech2_two_nodes",
     "torchrun --nnodes 2 --nproc-per-node 4 --rdzv-backend c10d --rdzv-endpoint node01:29500 "
     "train_ds2.py --batch-size 24",
     {"train_ds2.py": DEEPSPEECH},
-    framework="pytorch", model_family="rnn",
+    params=119955677, framework="pytorch", model_family="rnn",
     parallelism={"data": "ddp"}, num_nodes=2, gpus_per_node=4, num_gpus=8, micro_batch_size=24,
     global_batch_size=192, grad_accum_steps=1, epochs=70, precision="fp32")

@@ -1,0 +1,201 @@
+"""Parameters counted from the job's own model definition (`nn.Module` classes built in the entry script).
+
+    count_entry_model(read_text, import_file, resolve, "train.py") -> (params, evidence) | None
+
+The entry script's assignments whose value constructs a local `nn.Module` class (directly, through a
+local builder function, or from a table of builders indexed by a setting: `resnet.__dict__[args.arch]()`,
+`MODELS[args.model]`) are the models being trained; wrappers (`.to(device)`, `DataParallel(...)`) are
+looked through. Models of different classes (a generator and a discriminator) are summed; a class built
+twice (a target network, a worker's copy) counts once; auxiliary ones (EMA copies, teachers, frozen
+references, losses) are not counted. Any part that cannot be counted exactly
+makes the whole count None.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from typing import Any
+
+from schedmate.codeprof.static.modelsize.interp import (
+    ClassRef,
+    FuncRef,
+    Interp,
+    LazyDict,
+    ModuleRef,
+    Source,
+    Unknown,
+)
+from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
+
+# a model built beside the trained one (a copy for averaging or distillation, a frozen reference) or a loss
+AUX_TARGET = re.compile(r"ema|teacher|ref(erence)?\b|frozen|target|loss|criterion|metric|lpips|perceptual|"
+                        r"tokenizer|vae|text_encoder|clip", re.IGNORECASE)
+_WRAPPERS = re.compile(r"(^|\.)(DataParallel|DistributedDataParallel|DDP|FullyShardedDataParallel|FSDP|compile)$")
+_SAME = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "requires_grad_"}
+
+
+def _unwrap(node: ast.expr) -> ast.expr:
+    while isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _SAME:
+            node = f.value
+        elif _WRAPPERS.search(ast.unparse(f)) and node.args:
+            node = node.args[0]
+        else:
+            break
+    return node
+
+
+def _assignments(tree: ast.Module) -> list[ast.Assign]:
+    """Assignments outside class bodies (module level and in functions)."""
+    out: list[ast.Assign] = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for st in body:
+            if isinstance(st, ast.ClassDef):
+                continue
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                out.append(st)
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(st, name, None)
+                if isinstance(inner, list):
+                    visit([s for s in inner if isinstance(s, ast.stmt)])
+            for h in getattr(st, "handlers", []) or []:
+                visit(h.body)
+    visit(tree.body)
+    return out
+
+
+def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bool:
+    """Whether a call constructs a local module: a module class, a table of builders, or a local function
+    that returns one of those (`def resnet56(): return ResNet(...)`), never a training or evaluation helper."""
+    try:  # the callee only: nothing is built yet
+        if isinstance(call.func, ast.Subscript):  # `MODELS[args.model](...)`, `resnet.__dict__[args.arch]()`
+            base = it.eval(call.func.value, {}, src)
+            return isinstance(base, (LazyDict, ModuleRef))
+        fn = it.eval(call.func, {}, src)
+    except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+        return False
+    if isinstance(fn, ClassRef):
+        return it.is_module_class(fn)
+    if not isinstance(fn, FuncRef) or depth > 3:
+        return False
+    assigned = {t.id: n.value for n in ast.walk(fn.node) if isinstance(n, ast.Assign)
+                for t in n.targets if isinstance(t, ast.Name)}
+    for n in ast.walk(fn.node):
+        if isinstance(n, ast.Return) and n.value is not None:
+            v = _unwrap(n.value)
+            if isinstance(v, ast.Name) and v.id in assigned:
+                v = _unwrap(assigned[v.id])
+            if isinstance(v, ast.Call) and _builds_model(it, fn.src, v, depth + 1):
+                return True
+    return False
+
+
+def count_entry_model(read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
+                      resolve: Callable[[str], tuple[bool, Any, list[str]]],
+                      entry: str) -> tuple[int, list[str]] | None:
+    it = Interp(read_text, import_file, resolve)
+    src = it.source(entry, entry=True)
+    if src is None:
+        return None
+    by_name: dict[str, list[tuple[int, list[str]]]] = {}
+    for st in _assignments(src.tree):
+        name = st.targets[0].id  # type: ignore[attr-defined]
+        value = _unwrap(st.value)
+        if AUX_TARGET.search(name) or not isinstance(value, ast.Call) or not _builds_model(it, src, value):
+            continue
+        it.evidence = [f"{entry}:{st.lineno}"]
+        it.steps = 0
+        try:
+            got = it.eval(value, {}, src)
+        except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+            return None  # a model the job builds that cannot be counted: no partial sums
+        if isinstance(got, Mod) and (n := got.total()) > 0:
+            by_name.setdefault(got.name, []).append((n, list(it.evidence)))
+    if not by_name:
+        return None
+    total, ev = 0, []
+    for counts in by_name.values():
+        # one class built twice is one model (a worker's or target network's copy); built with different
+        # sizes on different paths, which one runs is not settled here
+        if len({n for n, _ in counts}) != 1:
+            return None
+        total += counts[0][0]
+        ev.extend(e for e in counts[0][1] if e not in ev)
+    return total, ev
+
+
+# the config section that describes the trained model, and the keys that name a class to build
+MODEL_SECTION = re.compile(r"^(model|net|network|module|lit_module|policy)$")
+_TARGET_KEYS = ("_target_", "class_path")
+_NOT_ARGS = {"_target_", "_partial_", "_recursive_", "_convert_", "class_path", "init_args"}
+
+
+def _nested(items: list[tuple[str, Any]], prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in items:
+        if not key.startswith(prefix + "."):
+            continue
+        cur = out
+        parts = key[len(prefix) + 1:].split(".")
+        for part in parts[:-1]:
+            nxt = cur.setdefault(part, {})
+            if not isinstance(nxt, dict):
+                break
+            cur = nxt
+        else:
+            cur[parts[-1]] = value
+    return out
+
+
+def _build_from_config(it: Interp, spec: dict[str, Any]) -> Any:
+    """`{_target_: pkg.mod.Class, dim: 64, sub: {_target_: ...}}` (Hydra) or `{class_path, init_args}`
+    (LightningCLI): the job's own class built with the config's arguments; nested targets first."""
+    target = spec.get("_target_") or spec.get("class_path")
+    args_spec = spec.get("init_args", spec) if "class_path" in spec else spec
+    kwargs = {k: (_build_from_config(it, v) if isinstance(v, dict) and any(t in v for t in _TARGET_KEYS) else v)
+              for k, v in args_spec.items() if k not in _NOT_ARGS}
+    if not isinstance(target, str) or "." not in target:
+        return Unknown("a config entry without a class")
+    mod, _, name = target.rpartition(".")
+    rel = it.import_file(mod, "")
+    src = it.source(rel) if rel else None
+    if src is None:
+        partial = spec.get("_partial_") is True
+        return Unknown(f"{target} is not in the job's sources", maybe_module=not partial)
+    return it.call(it.global_(src, name), [], kwargs, f"{rel}")
+
+
+def count_config_model(read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
+                       resolve: Callable[[str], tuple[bool, Any, list[str]]],
+                       items: list[tuple[str, Any]]) -> tuple[int, list[str], str] | None:
+    """The model a config builds from the job's own classes (`model: {_target_: src.models.Net, width: 64}`):
+    the outermost model section whose class is a local `nn.Module`. Returns (params, evidence, the key naming
+    the class)."""
+    it = Interp(read_text, import_file, resolve)
+    for key, value in sorted(items, key=lambda kv: kv[0].count(".")):
+        section, _, leaf = key.rpartition(".")
+        if leaf not in _TARGET_KEYS or not isinstance(value, str) or not section \
+                or not MODEL_SECTION.match(section.rsplit(".", 1)[-1]):
+            continue
+        mod, _, name = value.rpartition(".")
+        rel = import_file(mod, "") if mod else None
+        src = it.source(rel) if rel else None
+        cls = it.global_(src, name) if src else None
+        if not isinstance(cls, ClassRef) or not it.is_module_class(cls):
+            continue
+        it.evidence = []
+        try:
+            got = _build_from_config(it, _nested(items, section))
+        except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+            return None
+        if isinstance(got, Mod) and (n := got.total()) > 0:
+            return n, list(dict.fromkeys(it.evidence)), key
+        return None
+    return None
+
+
+__all__ = ["GiveUp", "Mod", "count_config_model", "count_entry_model"]

@@ -1,0 +1,207 @@
+"""What a call evaluates to in the module-size interpreter: `torch.nn` layers, the job's own classes and
+functions, a few builtins and tensor constructors; any other external call is opaque."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+from schedmate.codeprof import known
+from schedmate.codeprof.static.modelsize.interp import (
+    _PARAM_FREE_EXT,
+    _SAME_MODULE,
+    ClassRef,
+    Ext,
+    FuncRef,
+    Ref,
+    Tensor,
+    Unknown,
+)
+from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
+
+if TYPE_CHECKING:
+    from schedmate.codeprof.static.modelsize.interp import Interp
+
+_CASTS = {"builtins.int": int, "builtins.float": float, "builtins.str": str}
+_TENSOR_NEW = {"zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor", "full"}
+# bases a module class may have besides its own local classes: they hold no parameters themselves
+_NEUTRAL_BASE = re.compile(r"(^|\.)(Module|LightningModule|object|ABC|Generic|HyperparametersMixin|Sequential|"
+                           r"ModuleList|ModuleDict)$")
+_CONTAINER_BASE = re.compile(r"(^|\.)(Sequential|ModuleList|ModuleDict)$")
+
+
+def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], where: str) -> Any:
+    if isinstance(fn, ClassRef):
+        return instantiate(it, fn, args, kwargs, where)
+    if isinstance(fn, FuncRef):
+        return it.run_function(fn, args, dict(kwargs))
+    if isinstance(fn, tuple) and fn and fn[0] == "super":
+        _, sup, name = fn
+        for c in it.mro(sup.cls)[1:]:
+            got = it.class_attr(c, name)
+            if isinstance(got, FuncRef) and got.owner is c:
+                return it.run_function(FuncRef(got.node, got.src, None, sup.obj, c), args, dict(kwargs))
+        for c in it.mro(sup.cls):  # `class ConvBNReLU(nn.Sequential)`: super().__init__(conv, bn, act)
+            for b in c.node.bases:
+                m = _CONTAINER_BASE.search(ast_text(b))
+                if m and name == "__init__" and isinstance(sup.obj, Mod):
+                    sup.obj.children.extend(build_nn(m.group(2), args, kwargs).children)
+                    return None
+        return None  # nn.Module.__init__ and the like
+    if isinstance(fn, tuple) and fn and fn[0] == "method":
+        return method(it, fn[1], fn[2], args, kwargs)
+    if isinstance(fn, Ext):
+        return external(it, fn.path, args, kwargs)
+    if isinstance(fn, (Ref, Unknown)):
+        return Unknown(f"call of {getattr(fn, 'src', None) or getattr(fn, 'why', '?')}", maybe_module=True)
+    return Unknown("call of a value", maybe_module=True)
+
+
+def instantiate(it: Interp, cls: ClassRef, args: list[Any], kwargs: dict[str, Any], where: str) -> Mod:
+    module = it.is_module_class(cls)
+    obj = Mod(cls.node.name, plain=not module)
+    obj.attrs["__class__"] = cls
+    if module:
+        for c in it.mro(cls):
+            for b in c.node.bases:
+                got = it.eval(b, {}, c.src)
+                if not isinstance(got, ClassRef) and not _NEUTRAL_BASE.search(ast_text(b)):
+                    raise GiveUp(f"{cls.node.name} builds on {ast_text(b)}, whose layers are not in the job's sources")
+        it.evidence.append(f"{cls.src.rel}:{cls.node.lineno}")
+    init = it.class_attr(cls, "__init__")
+    if isinstance(init, FuncRef):
+        it.run_function(FuncRef(init.node, init.src, None, obj, init.owner), args, dict(kwargs))
+    else:
+        obj.attrs.update(kwargs)
+    return obj
+
+
+def ast_text(node: Any) -> str:
+    import ast
+
+    return ast.unparse(node)
+
+
+def method(it: Interp, base: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if isinstance(base, Mod):
+        if name in _SAME_MODULE:
+            return base
+        if name in {"add_module", "register_module", "register_parameter"} and len(args) >= 2:
+            if isinstance(args[1], Mod):
+                base.attrs[str(it.concrete(args[0]))] = args[1]
+            return None
+        return Unknown(f"module method {name}")
+    if isinstance(base, list):
+        if name == "append" and len(args) == 1:
+            base.append(args[0])
+            return None
+        if name == "extend" and len(args) == 1:
+            base.extend(it.concrete_seq(args[0]))
+            return None
+        if name == "insert" and len(args) == 2:
+            base.insert(it.concrete(args[0]), args[1])
+            return None
+        if name == "index" and len(args) == 1:
+            return base.index(it.concrete(args[0]))
+    if isinstance(base, str) and name in {"split", "strip", "lower", "upper", "replace"}:
+        return getattr(base, name)(*[it.concrete(a) for a in args])  # `"8192-8192".split("-")`
+    if isinstance(base, dict):
+        if name in {"items", "keys", "values"}:
+            return list(getattr(base, name)())
+        if name == "get":
+            return base.get(it.concrete(args[0]), args[1] if len(args) > 1 else None)
+    return Unknown(f"method {name}")
+
+
+def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    parts = path.split(".")
+    last = parts[-1]
+    if parts[0] == "builtins":
+        return builtin(it, last, args, kwargs)
+    if path.startswith(("torch.nn.", "nn.")) and len(parts) >= 2 and parts[-2] == "nn":
+        if last == "Parameter":
+            x = args[0] if args else kwargs.get("data")
+            if isinstance(x, Tensor):
+                return Mod("Parameter", x.numel)
+            raise GiveUp("nn.Parameter of an unknown tensor")
+        return build_nn(last, [it.concrete(a) if not isinstance(a, Mod) else a for a in args],
+                        {k: it.concrete(v) if not isinstance(v, Mod) else v for k, v in kwargs.items()})
+    if parts[0] == "torch" and len(parts) == 2 and last in _TENSOR_NEW:
+        shape = [it.concrete(a) for a in (args[:1] if last == "full" else args)]
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = list(shape[0])
+        if not all(isinstance(s, int) and s > 0 for s in shape):
+            raise GiveUp("tensor of unknown shape")
+        return Tensor(math.prod(shape))
+    if parts[0] in {"numpy", "math"} and last in {"prod", "product"}:
+        return math.prod(it.concrete(it.concrete_seq(args[0])))
+    if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log"}:
+        return getattr(math, last)(*[it.concrete(a) for a in args])
+    if _PARAM_FREE_EXT.search(last):
+        return Mod(last)
+    known_size = _well_known(it, parts, args, kwargs)
+    if known_size is not None:
+        return known_size
+    # tensors, numbers and files from torch's functions, numpy, math, os: never a module with parameters
+    harmless = parts[0] in {"numpy", "math", "os", "functools", "itertools", "collections", "copy", "random",
+                            "logging", "warnings"} or (parts[0] == "torch" and "nn" not in parts[:-1]
+                                                      and not last[:1].isupper())
+    return Unknown(f"{path}(...)", maybe_module=not harmless)
+
+
+def _well_known(it: Interp, parts: list[str], args: list[Any], kwargs: dict[str, Any]) -> Mod | Unknown | None:
+    """A published architecture built by its library inside the job's module: `torchvision.models.resnet50()`,
+    `timm.create_model("vit_small_patch16_224")`, `AutoModel.from_pretrained("bert-base-uncased")` -> its
+    published size (the job's own layers around it are still counted). None when the call is not one."""
+    last = parts[-1]
+    if last == "from_pretrained" and len(parts) > 1 and re.search(
+            r"Tokenizer|Processor|Config|FeatureExtractor|Scheduler", parts[-2]):
+        return Unknown(f"{parts[-2]}.from_pretrained: not a module")
+    if parts[0] == "torchvision" and "models" in parts[:-1] and last[:1].islower():
+        name: Any = last
+    elif (parts[0] == "timm" and last == "create_model") or last == "from_pretrained":
+        raw = args[0] if args else kwargs.get("model_name", kwargs.get("pretrained_model_name_or_path"))
+        name = it.concrete(raw) if raw is not None else None
+    else:
+        return None
+    hit = known.lookup_model(name) if isinstance(name, str) else None
+    if hit is None:
+        raise GiveUp(f"{'.'.join(parts)}({name!r}): not a model of known size")
+    return Mod(hit[0], int(hit[2]))
+
+
+def builtin(it: Interp, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if name == "print":
+        return None
+    if name == "getattr":
+        got = it.attr(args[0], str(it.concrete(args[1])))
+        return args[2] if isinstance(got, Unknown) and len(args) > 2 else got
+    if name in {"list", "tuple"}:
+        seq = it.concrete_seq(args[0]) if args else []
+        return seq if name == "list" else tuple(seq)
+    if name == "dict":
+        return dict(kwargs) if not args else dict(it.concrete(args[0]))
+    if name in {"zip", "enumerate", "reversed", "sorted"}:
+        seqs = [it.concrete_seq(a) for a in args[:1 if name != "zip" else None]]
+        if name == "zip":
+            return [tuple(x) for x in zip(*seqs, strict=False)]
+        if name == "enumerate":
+            start = it.concrete(kwargs.get("start", args[1] if len(args) > 1 else 0))
+            return [(i + start, x) for i, x in enumerate(seqs[0])]
+        return list(reversed(seqs[0])) if name == "reversed" else sorted(it.concrete(seqs[0]))
+    if name == "map" and len(args) == 2 and isinstance(args[0], Ext) and args[0].path in _CASTS:
+        cast = _CASTS[args[0].path]
+        try:
+            return [cast(x) for x in it.concrete(it.concrete_seq(args[1]))]
+        except (TypeError, ValueError) as e:
+            raise GiveUp(f"map(): {e}") from e
+    if name in {"isinstance", "hasattr", "setattr", "map", "super"}:
+        return Unknown(f"builtin {name}")
+    vals = [it.concrete(a) for a in args]
+    fn = {"int": int, "float": float, "len": len, "range": range, "max": max, "min": min, "sum": sum, "abs": abs,
+          "round": round, "bool": bool, "str": str}[name]
+    try:
+        return fn(*vals)
+    except (TypeError, ValueError) as e:
+        raise GiveUp(f"{name}(): {e}") from e

@@ -1,0 +1,77 @@
+"""Where the static pass asks for a model's size from its definition: the job's own classes (counted), or a
+definition file named after a well-known model."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from schedmate.codeprof import known
+from schedmate.codeprof.known_models import KNOWN_MODELS
+from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
+from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
+from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
+
+# files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
+_DEFINITION_FILE = re.compile(r"(?:^|/)([\w.-]+)\.(cfg|prototxt|ya?ml|json)$", re.IGNORECASE)
+
+
+def definition_stem(value: str) -> str | None:
+    """The model a definition file is named after (`cfg/yolov3-spp.cfg` -> yolov3-spp), only when the stem is a
+    row of the well-known table (a size token alone in a file name is no evidence of the architecture)."""
+    m = _DEFINITION_FILE.search(value.strip())
+    if m is None:
+        return None
+    stem = m.group(1).lower()
+    return stem if any(re.search(pat, stem) for pat, *_ in KNOWN_MODELS) else None
+
+
+def _config_gives_dims(sp: Any, kinds: tuple[tuple[str, ...], ...] = (LAYERS, HIDDEN, VOCAB)) -> bool:
+    """A language-model config with a depth, a width and a vocabulary (`n_layer`, `n_embd`, `vocab_size`): the
+    transformer formula of derive.py reads it with the family's conventions (tied embeddings), as for any
+    config-described model (an RNN's `hidden_size` and `num_layers` alone are not that)."""
+    for names in kinds:
+        got = sp._first(names, min_layer=CODE_DEFAULT)
+        if got is None or isinstance(got[0], bool) or not isinstance(got[0], int) or got[0] <= 0:
+            return False
+    return True
+
+
+def params_from_definition(sp: Any) -> None:
+    """Parameters counted from the `nn.Module` classes the entry script (or its config) builds: the job's own
+    definition beats any name it carries (a CIFAR `vgg16_bn` is not ImageNet's); a config's transformer dims
+    keep their own formula."""
+    entry = sp.r.entry
+    if not entry or not entry.endswith(".py") or _config_gives_dims(sp):
+        return
+    got = count_entry_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
+    if got is not None:
+        sp.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
+        return
+    items = [(k, pv.value) for k, pv in sp.r.params.items() if pv.layer >= CONFIG]
+    found = count_config_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, items)
+    if found is not None:
+        pv = sp.r.params.get(found[2])
+        where = list(pv.where) if pv is not None else []
+        sp.r.put("params", found[0], [*where, *found[1]], note="counted from the model class a config builds")
+
+
+_LAUNCHER_FILE = re.compile(r"(?:^|[\s/])([\w.-]+)\.(sh|bash|slurm|sbatch)(?=\s|$)")
+
+
+def name_from_launcher(sp: Any) -> tuple[str, list[str]] | None:
+    """A model named by the launcher script the command runs (`run_sft_Yi_34b.sh` -> yi-34b): only a file name
+    that carries both a family keyword and a size token (`train_7b.sh` alone names no architecture), and only
+    when no config gives the model's depth and width (those describe it better than a file name)."""
+    if _config_gives_dims(sp, (LAYERS, HIDDEN)):
+        return None
+    for m in _LAUNCHER_FILE.finditer(sp.command):
+        words = re.sub(r"[_\s]+", "-", m.group(1).lower())
+        size = known.size_from_name(words)
+        fam = known.family_keyword(words)
+        if size is None or fam is None:
+            continue
+        tok = next((t for t in re.findall(r"(?:\d+x)?\d+(?:\.\d+)?[bm](?=-|$)", words)), None)
+        kw = next((kw for kw, f in known.FAMILY_KEYWORDS if f == fam and kw.strip("-") in words), fam)
+        return f"{kw.strip('-')}-{tok}", [f"{m.group(1)}.{m.group(2)}"]
+    return None
