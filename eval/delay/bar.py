@@ -15,7 +15,7 @@ square root of the number of seeds: how far a mean over these seeds may be from 
 and the per-seed ratios. The other cases (`CASES`) are the workloads where a guard rule may cost mean
 JCT (helios, distributed, distributed-4gpu at loads 1.2-3.0, the static trace).
 
-A testbed replay takes about a second, a Philly-list replay about a minute on the shared machine.
+On the shared machine a testbed replay took 0.5-0.6 s, a Philly-list replay 15 s to 3 min.
 Decisions never read the wall clock: every figure reproduces.
 """
 
