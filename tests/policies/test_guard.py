@@ -121,3 +121,22 @@ def test_a_holder_that_waits_far_longer_than_jobs_do_now_keeps_its_free_gpus():
     jobs = [job(f"s{i:03d}", 15.0 * i, 1 + i % 2, 60.0 + 20 * (i % 5)) for i in range(200)]
     eager = run(jobs, cluster(2, 4, 1), DelayConfig(load_aware=False, guard="cost", guard_wait_factor=0.0))
     assert idle_while_waiting(eager) > 0.0
+
+
+@pytest.mark.parametrize("annotator", ["oracle", "none"])
+def test_a_big_job_arriving_into_a_backlog_is_served_in_its_turn_not_after_the_flood(annotator):
+    # 1 x 4 GPUs overloaded 1.5x for 40 h by 1-GPU jobs of an hour (one every 10 min), long enough to
+    # be claimed; a 4-GPU job arrives at 10 h, when 20 jobs are queued. Every queued job passes its
+    # small cost point (1 x its GPU-time / 4 GPUs), so the reservation goes in order of queueing: the
+    # big job holds it once the jobs queued before it have started, about 5 h later, and claims its
+    # node. The 60 jobs submitted before it bound its wait at 60 x 1 h / 4 GPUs. Without a guard it
+    # waits until the flood ends and its backlog drains.
+    stream = [job(f"q{i:04d}", 600.0 * i, 1, 3600.0) for i in range(240)]
+    big = job("big", 10 * 3600.0, 4, 1000.0)
+    off = run([big, *stream], cluster(1, 4, 1), DelayConfig(load_aware=False, guard="age", age_cap_s=BIG), annotator)
+    assert state(off, "big").first_start > 40 * 3600.0
+    cfg = DelayConfig(load_aware=False, guard="cost", guard_factor=1.0, age_cap_s=BIG)
+    sim = run([big, *stream], cluster(1, 4, 1), cfg, annotator)
+    ahead = sum(j.submit_time < big.submit_time for j in stream)
+    assert state(sim, "big").first_start <= big.submit_time + ahead * 3600.0 / 4 + 3600.0
+    assert all(js.status is Status.done for js in sim.jobs)
