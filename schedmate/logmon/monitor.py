@@ -218,6 +218,15 @@ class Monitor(Resolution):
         if rule.source != "builtin":
             self.rule_hits[rule.name] = self.rule_hits.get(rule.name, 0) + 1
         kind = rule.kind
+        if rule.name in ("python-warning", "python-exception") and nonfinite_loss(text):
+            # `RuntimeWarning: epoch 1, iteration 0, loss nan`, `ValueError: loss=inf`: the run's own check says
+            # the loss diverged, whatever the exception's type
+            self.failures.on_error(ll.lineno, text, ll.rank, "nan", weak=False,
+                                   cause="The loss diverged (NaN/inf) and the run stopped on it: {line}",
+                                   rule=rule.name)
+            return
+        if rule.name == "traceback-frame":
+            self.failures.on_frame(ll.lineno, ll.rank)
         if kind == "progress":
             assert m is not None
             if looks_like_injection(text):  # a line that addresses a model is data, never a progress report

@@ -32,7 +32,7 @@ _RATE_FIELDS = ("it_s", "s_it", "ms_it")
 # words at a word start: `Validation`, `Detecting objects`, `Class Images ... mAP50`, `Map` (datasets), not
 # `interval`, `latest` or `classifier`
 _SIDE_LABEL = re.compile(r"\b(?:val(?:id|\b|_)|eval|test|detect|comput|infer|predict|sampl|generat|decod|map\b|map\d"
-                         r"|precision|recall|class(?!if)|load|download|prepar|tokeniz|filter|sanity|metric|score"
+                         r"|precision|recall|class(?!if)|load|download|fetch|prepar|tokeniz|filter|sanity|metric|score"
                          r"|cach(?:e|ing)\b)",
                          re.IGNORECASE)
 _TRAIN_LABEL = re.compile(r"train|\bepoch|\bstep|\biter|\bfit\b|\bbatch", re.IGNORECASE)
@@ -48,7 +48,7 @@ def counter_label(text: str, m: re.Match[str]) -> str | None:
 
 
 # a description that says outright it is evaluation, even beside the epoch: `Epoch 15 (validation) acc=0.9:`
-_STRONG_SIDE = re.compile(r"\b(?:validation|validating|evaluation|evaluating|testing)\b|\((?:val|valid|eval|test)\)",
+_STRONG_SIDE = re.compile(r"\b(?:validation|validating|evaluation|evaluating|testing|inferenc(?:e|ing))\b|\((?:val|valid|eval|test)\)",
                           re.IGNORECASE)
 
 

@@ -400,7 +400,7 @@ PROGRESS_RULES: list[Rule] = [
     _p("counter-time", r"^(?![^\n]*(?:\ufffd|\bloss\b(?! time)[ :=]+[^\s\d.+-]))[^\n]*?\b(?:iteration|iter|step|batch)\b[ :=#]*(?P<step>\d+)\b(?! ?(?:/|of) ?\d)[^\n]*?\btime\b",
        ("time",), ignore_case=True),
     # an epoch line with metrics and no total: `Epoch 5, Time 4981.4s, Loss 0.57`, `epoch 210 best acc: 0.91`
-    _p("epoch-line", r"\bepoch[ :#]*(?P<epoch>\d+)\b(?! ?(?:/|of) ?\d)(?![^\n]*\b(?:batch|step|iter|iteration|it|update)\b"
+    _p("epoch-line", r"\bepoch[ :#]*(?P<epoch>\d+)\b(?! ?(?:/|of) ?\d)(?![^\n]*\b(?:batch|step|iter|iteration|it|update)(?:_id|_idx)?\b"
        r"[ :=#]*\d)[,:;|]? [^\n]*?(?:loss|acc|time|train_|\blr\b)",
        ("epoch",), ignore_case=True, epoch_counter=True),
 ]

@@ -30,7 +30,8 @@ from schedmate.logmon.ingest import LogLine
 _NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 STEP_KEYS: tuple[str, ...] = ("training_iteration", "iterations", "iteration", "iter", "iters", "global_step",
-                              "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates", "nupdates")
+                              "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates", "nupdates",
+                              "batch_id", "batch_idx", "step_id", "iter_id")
 """Keys of a step counter, best first (a block with several takes the first in this order)."""
 BRACKET_KEY = "_bracket"
 COUNTED_KEYS: tuple[str, ...] = ("batch", "batches", BRACKET_KEY)
@@ -343,7 +344,8 @@ _RATES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?| )({_NUM}) ?(?:\(s\)|s\b|secs?\b)")
+_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?| )({_NUM}) ?(?:\(s\)|s\b|secs?\b)",
+                      re.IGNORECASE)  # `elapsed: 93.2s`, ML-Agents' `Time Elapsed: 114.797 s`
 
 
 def elapsed_figure(text: str) -> dict[str, float]:
