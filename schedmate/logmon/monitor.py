@@ -36,7 +36,8 @@ from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_inject
 )
 from schedmate.logmon.rules import BENIGN_RULES, builtin_rules
 from schedmate.logmon.store import RuleStore, family_fingerprint
-from schedmate.logmon.tables import TableReader, nonfinite_loss
+from schedmate.logmon.records import CsvRecords, RepeatedCounter
+from schedmate.logmon.tables import TableReader, inline_pairs, nonfinite_loss
 from schedmate.records import DurationEstimate, FailureCategory
 
 _FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+')
@@ -91,6 +92,8 @@ class Monitor(Resolution):
         self.progress = ProgressTracker()
         self.failures = FailureTracker()
         self.tables = TableReader()
+        self.csv = CsvRecords()
+        self.counters = RepeatedCounter()
         self._after_frame = False
         self._code_lines: set[int] = set()
         self._decoder = Decoder()
@@ -200,8 +203,15 @@ class Monitor(Resolution):
                 return
         if rule is None or (rule.source != "builtin" and not rule.kind.startswith("error:")):
             # tables and key/value prints (tables.py), read before a rule learned for one of their lines
-            taken = self.tables.accept(ll)
+            csv_row, rows = self.csv.accept(ll)
+            taken = csv_row or self.tables.accept(ll)
             self._read_tables()
+            if not taken and rule is None:
+                pairs = inline_pairs(text)
+                rows += self.counters.offer(pairs, ll) if pairs else []
+            for values, at in rows:
+                self._on_progress(values, at)
+                taken = True
             if taken:
                 self.rules_matched += 1
                 self._recent.append(ll)

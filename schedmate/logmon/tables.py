@@ -114,9 +114,10 @@ EPOCH_LINE = "_epoch_line"
 """A value marking an epoch line (`Rule.epoch_counter`): the epoch is the counter while no step shows."""
 
 
-def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[str, float] | None:
-    """Field values of key/value pairs, or None without a step counter and a loss or time figure. With
-    `epoch_line`, pairs with a whole epoch and a loss but no step (a JSON line per epoch) are an epoch line."""
+def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False, evidence: bool = True) -> dict[str, float] | None:
+    """Field values of key/value pairs, or None without a step counter and a loss or time figure (without
+    `evidence`: the step counter alone will do). With `epoch_line`, pairs with a whole epoch and a loss but no
+    step (a JSON line per epoch) are an epoch line."""
     step_key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
     if step_key is None:  # `batch (100/4495)`, a bare `[2087/7312]`: a counter because it has a total
         step_key = next((k for k, v in pairs if k in COUNTED_KEYS and _FRACTION.match(v)), None)
@@ -147,7 +148,7 @@ def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[st
             if tot is not None:
                 out["total_steps" if fld == "step" else "total_epochs"] = float(tot[1])
         out[fld] = x
-    if "step" not in out or not _EVIDENCE & set(out):
+    if "step" not in out or (evidence and not _EVIDENCE & set(out)):
         return None
     return out
 

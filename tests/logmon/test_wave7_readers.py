@@ -74,3 +74,46 @@ def test_a_warning_raised_on_a_non_finite_loss_is_divergence():
 def test_a_warning_about_a_non_finite_loss_scale_is_not_divergence():
     r = report_of("loop 3 of 10\nUserWarning: loss_scale is inf, lowering it\n")
     assert r.failure.failed is False
+
+
+# -- counters with no loss or time beside them ----------------------------------------------------------
+
+
+def test_a_step_key_that_keeps_growing_is_the_counter_without_loss_or_time():
+    lines = "".join(f"INFO:trainer: run-2: Hopper: Step: {n}. Mean Return: {n / 1000 - 3:.3f}. Std of Return: 0.5.\n"
+                    for n in range(2000, 12000, 2000))
+    lines += "INFO:trainer: run-2: Hopper: Step: 12000. No episode ended since the last summary.\n"
+    r = report_of(lines)
+    assert (r.progress.current_step, r.progress.total_steps) == (12000, None)
+
+
+def test_json_records_with_a_step_key_are_progress():
+    lines = "".join(f'{{"episode": {k * 20}.0, "return": {k * 3.5}, "eval_seconds": 12.5, "step": {k * 5000}}}\n'
+                    for k in range(4))
+    assert report_of(lines).progress.current_step == 15000
+
+
+def test_numbered_setup_steps_are_not_a_counter():
+    r = report_of("Step: 1. Downloading the corpus\nStep: 2. Building the vocabulary\nStep: 3. Writing shards\n")
+    assert r.progress.current_step is None
+
+
+def test_a_step_key_that_does_not_grow_is_not_a_counter():
+    r = report_of("step: 2 files: 40 size: 1.5\nstep: 2 files: 41 size: 1.5\nstep: 1 files: 39 size: 1.6\n")
+    assert r.progress.current_step is None
+
+
+# -- CSV metric records ----------------------------------------------------------------------------------
+
+
+def test_csv_metric_rows_under_a_header_with_a_step_column_are_progress_dated_by_their_timestamp_cell():
+    rows = ["train/loss,val/score,global_step,epoch,created_at"]
+    rows += [f"0.{50 - k},0.8,{100 * k + 99}.0,0,2024-02-03 10:{2 * k:02d}:00.250000" for k in range(6)]
+    r = report_of("\n".join(rows) + "\n")
+    assert r.progress.current_step == 599
+    assert abs(r.progress.iteration_time_s - 1.2) < 1e-9
+
+
+def test_comma_separated_prose_is_not_a_csv_table():
+    r = report_of("loading shards,tokenizer,vocab\n1,2,3\nsteps,epochs,done\n")
+    assert r.progress.current_step is None
