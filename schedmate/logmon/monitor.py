@@ -246,6 +246,8 @@ class Monitor(Resolution):
             if len(self._recent) >= 2:  # this line is the last one
                 label = own_or_previous_label(label, self._recent[-2].text)
             self._on_progress(values, ll, rule.epoch_base, label)
+            if rule.announces_start:
+                self.progress.started = True
             if rule.marks_pause:
                 self.progress.on_pause(ll.lineno)
         elif kind.startswith("error:"):
@@ -329,7 +331,7 @@ class Monitor(Resolution):
         rem = p.remaining()
         it = p.iteration_time()
         progress = ProgressInfo(
-            current_step=p.step, total_steps=p.total_steps,
+            current_step=p.step if p.step is not None or not p.started else 0, total_steps=p.total_steps,
             epoch=p.epoch, total_epochs=p.total_epochs,
             iteration_time_s=round(it, 6) if it is not None else None,
             samples_per_s=p.samples_s, tokens_per_s=p.tokens_s,

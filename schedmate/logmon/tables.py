@@ -349,9 +349,15 @@ _ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?
                       re.IGNORECASE)  # `elapsed: 93.2s`, ML-Agents' `Time Elapsed: 114.797 s`
 
 
+_BAR_ELAPSED = re.compile(r"^\d+/\d+ \[(?:(\d+):)?(\d+):(\d{2})<")
+
+
 def elapsed_figure(text: str) -> dict[str, float]:
-    """A running total of seconds a progress line states (`elapsed time = 17.61 (s)`, `elapsed: 93.2s`), as
-    `elapsed_s`; not a time per iteration (`elapsed time per iteration`)."""
+    """A running total of seconds a progress line states (`elapsed time = 17.61 (s)`, `elapsed: 93.2s`, a bar's
+    `106/106 [00:15<`), as `elapsed_s`; not a time per iteration (`elapsed time per iteration`)."""
+    bar = _BAR_ELAPSED.match(text)
+    if bar is not None:
+        return {"elapsed_s": int(bar[1] or 0) * 3600.0 + int(bar[2]) * 60.0 + int(bar[3])}
     m = _ELAPSED.search(text)
     if m is None:
         return {}

@@ -117,3 +117,40 @@ def test_csv_metric_rows_under_a_header_with_a_step_column_are_progress_dated_by
 def test_comma_separated_prose_is_not_a_csv_table():
     r = report_of("loading shards,tokenizer,vocab\n1,2,3\nsteps,epochs,done\n")
     assert r.progress.current_step is None
+
+
+# -- counters whose second number grows, banners, cut bars -----------------------------------------------
+
+
+def test_a_pair_whose_second_number_grows_is_the_epoch_and_the_counter():
+    lines = ("2024-03-01 09:00:00,000 INFO TRAIN Batch 4/1200 loss 2.10 acc 0.41 lr 0.0004 rank 0\n"
+             "2024-03-01 09:00:40,000 INFO TRAIN Batch 4/1300 loss 2.05 acc 0.42 lr 0.0004 rank 0\n")
+    r = report_of(lines)
+    assert (r.progress.current_step, r.progress.total_steps, r.progress.epoch) == (1300, None, 4)
+    assert abs(r.progress.iteration_time_s - 0.4) < 1e-9
+
+
+def test_a_counter_out_of_a_fixed_total_stays_a_counter():
+    lines = "".join(f"2024-03-01 09:00:{10 * k:02d},000 INFO train step {100 + 10 * k}/5000 loss 1.{k} lr 0.1\n"
+                    for k in range(4))
+    r = report_of(lines)
+    assert (r.progress.current_step, r.progress.total_steps) == (130, 5000)
+
+
+def test_a_start_banner_with_the_total_means_no_step_is_done_yet():
+    r = report_of("==(( banner ))==  Finetune kit | Num GPUs = 1\n"
+                  "   Num examples = 640 | Num Epochs = 3\n"
+                  "   Total batch size = 16 | Total steps = 120\n")
+    assert (r.progress.current_step, r.progress.total_steps) == (0, 120)
+
+
+def test_without_a_banner_an_unstarted_log_has_no_step():
+    assert report_of("loading weights\nbuilding the model\n").progress.current_step is None
+
+
+def test_a_bar_cut_before_its_rate_is_read_with_its_elapsed_time():
+    rows = "".join(f"      {e}/49      1.20    0.3{e}: 100%|##########| 80/80 [00:{20 + e % 2:02d}<00:00,\n"
+                   for e in range(4))
+    r = report_of(rows)
+    assert (r.progress.current_step, r.progress.total_steps) == (80, 80)
+    assert 0.25 <= r.progress.iteration_time_s <= 0.2625
