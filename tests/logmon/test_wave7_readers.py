@@ -154,3 +154,20 @@ def test_a_bar_cut_before_its_rate_is_read_with_its_elapsed_time():
     r = report_of(rows)
     assert (r.progress.current_step, r.progress.total_steps) == (80, 80)
     assert 0.25 <= r.progress.iteration_time_s <= 0.2625
+
+
+# -- process prefixes ------------------------------------------------------------------------------------
+
+
+def test_a_ray_worker_prefix_is_not_part_of_the_message():
+    r = report_of("(TrainActor pid=5120) Traceback (most recent call last):\n"
+                  '(TrainActor pid=5120)   File "/srv/job/loop.py", line 40, in update\n'
+                  "(TrainActor pid=5120)     out.backward()\n"
+                  "(TrainActor pid=5120) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB.\n")
+    assert (r.failure.category.value, r.failure.onset_line) == ("oom", 1)
+
+
+def test_a_ray_prefix_in_front_of_a_rank_prefix_and_a_timestamp_is_removed_too():
+    from schedmate.logmon.ingest import normalize_line
+    ll = normalize_line("(Worker pid=77, ip=10.1.2.3) [2024-05-01 12:00:00,500] step 10/50 loss 1.0", 1)
+    assert ll.text == "step 10/50 loss 1.0" and ll.ts is not None
