@@ -107,6 +107,13 @@ class FailureTracker:
                                          tentative=tentative, confidence=confidence))
         self._all_settled = False
 
+    def on_frame(self, lineno: int, rank: int | None) -> None:
+        """A traceback frame: the traceback a weak marker opened goes on, however deep the stack, so the
+        exception line that ends it (which names the category) still joins it."""
+        c = self._open_block(lineno, rank)
+        if c is not None and c.weak:
+            c.last_line = lineno
+
     def on_retry_succeeded(self) -> None:
         for c in self.candidates:
             if c.tentative and not c.dismissed:

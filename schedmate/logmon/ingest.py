@@ -23,6 +23,8 @@ _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _RANK = re.compile(
     r"(?:\[rank(?P<a>\d+)\]:|\[\d+,(?P<b>\d+)\]<std(?:out|err)>:|(?P<c>\d{1,5}): )\s?"
 )
+# Ray's prefix on a worker's or actor's output: `(RayTrainWorker pid=4120, ip=10.0.0.7) `, `(pid=93) `
+_RAY = re.compile(r"\((?:[A-Za-z_][\w.]* )?pid=\d+(?:, ip=[\d.]+)?\) ?")
 _ISO = re.compile(
     r"\[?(?P<y>\d{4}|\d\d)[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
     r"(?P<tz>Z|[+-]\d\d:?\d\d)?(?:\](?=\[)|\]?(?:\s*[|:-]\s|\s+|$))"
@@ -227,6 +229,9 @@ def normalize_line(raw: str, lineno: int) -> LogLine:
                         if t is not None:
                             ts, text = t, rest
                             continue
+                if c == "(" and (m := _RAY.match(text)) is not None:
+                    text = text[m.end():]
+                    continue
                 if rank is None:
                     m = _RANK.match(text)
                     if m is not None:

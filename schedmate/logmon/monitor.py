@@ -36,7 +36,8 @@ from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_inject
 )
 from schedmate.logmon.rules import BENIGN_RULES, builtin_rules
 from schedmate.logmon.store import RuleStore, family_fingerprint
-from schedmate.logmon.tables import TableReader, nonfinite_loss
+from schedmate.logmon.records import CsvRecords, RepeatedCounter
+from schedmate.logmon.tables import TableReader, inline_pairs, nonfinite_loss
 from schedmate.records import DurationEstimate, FailureCategory
 
 _FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+')
@@ -91,6 +92,8 @@ class Monitor(Resolution):
         self.progress = ProgressTracker()
         self.failures = FailureTracker()
         self.tables = TableReader()
+        self.csv = CsvRecords()
+        self.counters = RepeatedCounter()
         self._after_frame = False
         self._code_lines: set[int] = set()
         self._decoder = Decoder()
@@ -200,8 +203,15 @@ class Monitor(Resolution):
                 return
         if rule is None or (rule.source != "builtin" and not rule.kind.startswith("error:")):
             # tables and key/value prints (tables.py), read before a rule learned for one of their lines
-            taken = self.tables.accept(ll)
+            csv_row, rows = self.csv.accept(ll)
+            taken = csv_row or self.tables.accept(ll)
             self._read_tables()
+            if not taken and rule is None:
+                pairs = inline_pairs(text)
+                rows += self.counters.offer(pairs, ll) if pairs else []
+            for values, at in rows:
+                self._on_progress(values, at)
+                taken = True
             if taken:
                 self.rules_matched += 1
                 self._recent.append(ll)
@@ -218,6 +228,15 @@ class Monitor(Resolution):
         if rule.source != "builtin":
             self.rule_hits[rule.name] = self.rule_hits.get(rule.name, 0) + 1
         kind = rule.kind
+        if rule.name in ("python-warning", "python-exception") and nonfinite_loss(text):
+            # `RuntimeWarning: epoch 1, iteration 0, loss nan`, `ValueError: loss=inf`: the run's own check says
+            # the loss diverged, whatever the exception's type
+            self.failures.on_error(ll.lineno, text, ll.rank, "nan", weak=False,
+                                   cause="The loss diverged (NaN/inf) and the run stopped on it: {line}",
+                                   rule=rule.name)
+            return
+        if rule.name == "traceback-frame":
+            self.failures.on_frame(ll.lineno, ll.rank)
         if kind == "progress":
             assert m is not None
             if looks_like_injection(text):  # a line that addresses a model is data, never a progress report
@@ -227,6 +246,8 @@ class Monitor(Resolution):
             if len(self._recent) >= 2:  # this line is the last one
                 label = own_or_previous_label(label, self._recent[-2].text)
             self._on_progress(values, ll, rule.epoch_base, label)
+            if rule.announces_start:
+                self.progress.started = True
             if rule.marks_pause:
                 self.progress.on_pause(ll.lineno)
         elif kind.startswith("error:"):
@@ -310,7 +331,7 @@ class Monitor(Resolution):
         rem = p.remaining()
         it = p.iteration_time()
         progress = ProgressInfo(
-            current_step=p.step, total_steps=p.total_steps,
+            current_step=p.step if p.step is not None or not p.started else 0, total_steps=p.total_steps,
             epoch=p.epoch, total_epochs=p.total_epochs,
             iteration_time_s=round(it, 6) if it is not None else None,
             samples_per_s=p.samples_s, tokens_per_s=p.tokens_s,

@@ -32,7 +32,7 @@ _RATE_FIELDS = ("it_s", "s_it", "ms_it")
 # words at a word start: `Validation`, `Detecting objects`, `Class Images ... mAP50`, `Map` (datasets), not
 # `interval`, `latest` or `classifier`
 _SIDE_LABEL = re.compile(r"\b(?:val(?:id|\b|_)|eval|test|detect|comput|infer|predict|sampl|generat|decod|map\b|map\d"
-                         r"|precision|recall|class(?!if)|load|download|prepar|tokeniz|filter|sanity|metric|score"
+                         r"|precision|recall|class(?!if)|load|download|fetch|prepar|tokeniz|filter|sanity|metric|score"
                          r"|cach(?:e|ing)\b)",
                          re.IGNORECASE)
 _TRAIN_LABEL = re.compile(r"train|\bepoch|\bstep|\biter|\bfit\b|\bbatch", re.IGNORECASE)
@@ -48,7 +48,7 @@ def counter_label(text: str, m: re.Match[str]) -> str | None:
 
 
 # a description that says outright it is evaluation, even beside the epoch: `Epoch 15 (validation) acc=0.9:`
-_STRONG_SIDE = re.compile(r"\b(?:validation|validating|evaluation|evaluating|testing)\b|\((?:val|valid|eval|test)\)",
+_STRONG_SIDE = re.compile(r"\b(?:validation|validating|evaluation|evaluating|testing|inferenc(?:e|ing))\b|\((?:val|valid|eval|test)\)",
                           re.IGNORECASE)
 
 
@@ -141,6 +141,9 @@ class ProgressTracker:
         self.last_step_clock: float | None = None
         self.totals_by_count: dict[int, int] = {}
         self.done = False
+        self.started = False  # a start-of-training banner was seen (no step yet means step 0)
+        self._raw: tuple[int, int] | None = None  # the last (counter, total) as printed, leading rank
+        self._swapped = False  # `Batch 15/37600` then `Batch 15/37700`: (epoch, counter), not (counter, total)
         self.config_total: int | None = None  # a total printed in the configuration (max_steps=5000)
         self.epoch_counter = False  # the epoch is the only counter seen so far
         self._real_steps = False
@@ -212,6 +215,8 @@ class ProgressTracker:
         step = int(values["step"])
         total = int(values["total_steps"]) if "total_steps" in values else None
         if total is not None:
+            step, total, values = self._epoch_and_counter(step, total, values)
+        if total is not None:
             # A bar with another total (HF evaluation bar, a data-prep bar) is not the training counter.
             self.totals_by_count[total] = self.totals_by_count.get(total, 0) + 1
             main = max(self.totals_by_count, key=self.totals_by_count.__getitem__)
@@ -273,6 +278,22 @@ class ProgressTracker:
             self._counter_done = self.epoch_counter and not self.done
             self.done = True
         return True
+
+    def _epoch_and_counter(self, step: int, total: int, values: dict[str, float]) -> tuple[int, int | None, dict[str, float]]:
+        """`x/y` where x stays and y grows from one line to the next (`TRAIN Batch 15/37600` then `15/37700`) is
+        no counter out of a total: y counts and x is the epoch. The line before is read again that way."""
+        prev, self._raw = self._raw, (step, total)
+        if not self._swapped and prev is not None and step == prev[0] and total > prev[1] \
+                and self.step == prev[0] and self.total_steps == prev[1]:
+            self._swapped = True
+            self.step, self.total_steps, self.epoch = prev[1], None, float(prev[0])
+            self.totals_by_count.clear()
+            if self._last_gstep is not None:
+                self._last_gstep = prev[1]
+        if not self._swapped:
+            return step, total, values
+        rest = {k: v for k, v in values.items() if k not in ("step", "total_steps")}
+        return total, None, {**rest, "step": float(total), "epoch": float(step)}
 
     def _saw_epoch(self, epoch: float, total: int | None) -> None:
         """An epoch printed outside the counter's own fields (an `Epoch 3/10` line, a bar's description)."""

@@ -71,6 +71,8 @@ class Rule:
     ignore_case: bool = False
     epoch_counter: bool = False
     """An epoch line with no total (`Epoch 12: loss 0.41`): the epoch is the counter while no step counter shows."""
+    announces_start: bool = False
+    """A start-of-training banner with the total (`Total optimization steps = 900`): no step is done yet."""
     regex: re.Pattern[str] = field(init=False, repr=False)
     groups: tuple[str, ...] = field(init=False, repr=False)
 
@@ -298,6 +300,8 @@ PROGRESS_RULES: list[Rule] = [
     # (with the loss of its postfix: `, loss=0.41]`, `Loss=nan`, `step_loss=0.2`)
     _p("tqdm-bar", rf"(?P<step>\d+)/(?P<total_steps>\d+) \[[\d:]+<[\d:?]+, +{_TQDM_RATE}"
        rf"(?:[^\]\n]*?[ ,](?:train_|step_)?(?i:loss)=(?P<loss>{F}))?", ("<",)),
+    # a tqdm bar cut by the terminal's width before its rate: `100%|##########| 106/106 [00:15<00:00,`
+    _p("tqdm-bar-cut", r"\d+%\|[^|\n]*\| *(?P<step>\d+)/(?P<total_steps>\d+) \[[\d:]+<[\d:?]+,?$", ("%|",)),
     # Megatron-LM
     _p("megatron", rf"iteration +(?P<step>\d+)/ *(?P<total_steps>\d+) \|[^\n]*? elapsed time per iteration \(ms\): "
        rf"(?P<ms_it>{F}) \|(?:[^\n]*? learning rate: (?P<lr>{F}) \|)?(?:[^\n]*? lm loss: (?P<loss>{F}) \|)?",
@@ -325,7 +329,11 @@ PROGRESS_RULES: list[Rule] = [
     _p("torchtitan", rf"step: +(?P<step>\d+) +loss: +(?P<loss>{F}) +(?:grad_norm: +{F} +)?memory: +{F} ?GiB\({F}%\)"
        rf" +tps: +(?P<tokens_s>{F})", ("tps:",)),
     # configuration lines that give totals
-    _p("hf-total-steps", r"^ *Total optimization steps = (?P<total_steps>[\d,]+)", ("total optimization steps",)),
+    _p("hf-total-steps", r"^ *Total optimization steps = (?P<total_steps>[\d,]+)", ("total optimization steps",),
+       announces_start=True),
+    # a launcher's banner: `Total batch size = 64 | Total steps = 500`
+    _p("banner-total-steps", r"\bTotal (?:training |train )?steps = (?P<total_steps>\d[\d,]*)\b", ("total",),
+       announces_start=True),
     _p("hf-num-epochs", r"^ *Num Epochs = (?P<total_epochs>[\d,]+)", ("num epochs",)),
     _p("config-max-steps", r"\b(?:max_steps|max_iters|max_update|train_iters|total_steps|training_steps)['\"]?"
        r"(?::|=| =) ?(?P<total_steps>\d+)", ("max_", "train_iters", "total_steps", "training_steps")),
@@ -400,7 +408,7 @@ PROGRESS_RULES: list[Rule] = [
     _p("counter-time", r"^(?![^\n]*(?:\ufffd|\bloss\b(?! time)[ :=]+[^\s\d.+-]))[^\n]*?\b(?:iteration|iter|step|batch)\b[ :=#]*(?P<step>\d+)\b(?! ?(?:/|of) ?\d)[^\n]*?\btime\b",
        ("time",), ignore_case=True),
     # an epoch line with metrics and no total: `Epoch 5, Time 4981.4s, Loss 0.57`, `epoch 210 best acc: 0.91`
-    _p("epoch-line", r"\bepoch[ :#]*(?P<epoch>\d+)\b(?! ?(?:/|of) ?\d)(?![^\n]*\b(?:batch|step|iter|iteration|it|update)\b"
+    _p("epoch-line", r"\bepoch[ :#]*(?P<epoch>\d+)\b(?! ?(?:/|of) ?\d)(?![^\n]*\b(?:batch|step|iter|iteration|it|update)(?:_id|_idx)?\b"
        r"[ :=#]*\d)[,:;|]? [^\n]*?(?:loss|acc|time|train_|\blr\b)",
        ("epoch",), ignore_case=True, epoch_counter=True),
 ]

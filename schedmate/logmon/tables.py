@@ -30,7 +30,8 @@ from schedmate.logmon.ingest import LogLine
 _NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 STEP_KEYS: tuple[str, ...] = ("training_iteration", "iterations", "iteration", "iter", "iters", "global_step",
-                              "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates", "nupdates")
+                              "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates", "nupdates",
+                              "batch_id", "batch_idx", "step_id", "iter_id")
 """Keys of a step counter, best first (a block with several takes the first in this order)."""
 BRACKET_KEY = "_bracket"
 COUNTED_KEYS: tuple[str, ...] = ("batch", "batches", BRACKET_KEY)
@@ -113,9 +114,10 @@ EPOCH_LINE = "_epoch_line"
 """A value marking an epoch line (`Rule.epoch_counter`): the epoch is the counter while no step shows."""
 
 
-def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[str, float] | None:
-    """Field values of key/value pairs, or None without a step counter and a loss or time figure. With
-    `epoch_line`, pairs with a whole epoch and a loss but no step (a JSON line per epoch) are an epoch line."""
+def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False, evidence: bool = True) -> dict[str, float] | None:
+    """Field values of key/value pairs, or None without a step counter and a loss or time figure (without
+    `evidence`: the step counter alone will do). With `epoch_line`, pairs with a whole epoch and a loss but no
+    step (a JSON line per epoch) are an epoch line."""
     step_key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
     if step_key is None:  # `batch (100/4495)`, a bare `[2087/7312]`: a counter because it has a total
         step_key = next((k for k, v in pairs if k in COUNTED_KEYS and _FRACTION.match(v)), None)
@@ -146,7 +148,7 @@ def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False) -> dict[st
             if tot is not None:
                 out["total_steps" if fld == "step" else "total_epochs"] = float(tot[1])
         out[fld] = x
-    if "step" not in out or not _EVIDENCE & set(out):
+    if "step" not in out or (evidence and not _EVIDENCE & set(out)):
         return None
     return out
 
@@ -343,12 +345,19 @@ _RATES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?| )({_NUM}) ?(?:\(s\)|s\b|secs?\b)")
+_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?| )({_NUM}) ?(?:\(s\)|s\b|secs?\b)",
+                      re.IGNORECASE)  # `elapsed: 93.2s`, ML-Agents' `Time Elapsed: 114.797 s`
+
+
+_BAR_ELAPSED = re.compile(r"^\d+/\d+ \[(?:(\d+):)?(\d+):(\d{2})<")
 
 
 def elapsed_figure(text: str) -> dict[str, float]:
-    """A running total of seconds a progress line states (`elapsed time = 17.61 (s)`, `elapsed: 93.2s`), as
-    `elapsed_s`; not a time per iteration (`elapsed time per iteration`)."""
+    """A running total of seconds a progress line states (`elapsed time = 17.61 (s)`, `elapsed: 93.2s`, a bar's
+    `106/106 [00:15<`), as `elapsed_s`; not a time per iteration (`elapsed time per iteration`)."""
+    bar = _BAR_ELAPSED.match(text)
+    if bar is not None:
+        return {"elapsed_s": int(bar[1] or 0) * 3600.0 + int(bar[2]) * 60.0 + int(bar[3])}
     m = _ELAPSED.search(text)
     if m is None:
         return {}

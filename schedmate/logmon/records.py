@@ -1,0 +1,94 @@
+"""Progress prints that carry no loss or time figure of their own, read by their structure:
+
+- a counter repeated from line to line (`Step: 4000. Mean Reward: 1.2`, a JSON record `{"reward": 3.1, "step":
+  20000}`): a line with a step key and other numbers is progress once the same key has grown from one such line
+  to the next (one line alone may be a setup message: `Step: 2. Building the index, 3 files`; a counter that
+  does not grow is no counter);
+- CSV metric records: a header row of names with a step column, then rows of as many cells; a cell that is a
+  timestamp (`created_at`, `time`) dates its row, so the step time comes from the rows themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from schedmate.logmon.ingest import LogLine, parse_timestamp
+from schedmate.logmon.tables import STEP_KEYS, field_of_key, fields_of, norm_key, parse_value
+
+Emit = list[tuple[dict[str, float], LogLine]]
+
+
+class RepeatedCounter:
+    """Lines whose only progress evidence is a step key that keeps growing (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._key: str | None = None
+        self._last: float | None = None
+        self._pending: tuple[dict[str, float], LogLine] | None = None
+        self._live = False
+
+    def offer(self, pairs: list[tuple[str, str]], ll: LogLine) -> Emit:
+        key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
+        if key is None:
+            return []
+        if not any(k != key and parse_value(v) is not None for k, v in pairs) and not (self._live and key == self._key):
+            return []  # the counter alone: only once it is established (`Step: 24000. No episode completed.`)
+        values = fields_of(pairs, evidence=False)
+        if values is None:
+            return []
+        step = values["step"]
+        out: Emit = []
+        if key == self._key and self._last is not None and step > self._last:
+            if not self._live and self._pending is not None:
+                out.append(self._pending)
+            out.append((values, ll))
+            self._live = True
+        else:
+            self._live, self._pending = False, (values, ll)
+        self._key, self._last = key, step
+        return out
+
+
+_NAME = re.compile(r"^[A-Za-z_][\w/.\-]*$")
+_TIME_COLUMN = re.compile(r"(?:^|_)(?:created_at|timestamp|time|datetime|date|wall_?clock)$")
+
+
+class CsvRecords:
+    """`name,name,...` header rows with a step column and the rows under them (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._keys: list[str] | None = None
+        self._step: int | None = None
+
+    def accept(self, ll: LogLine) -> tuple[bool, Emit]:
+        """(whether the line was a header or a row of a CSV table of steps, the progress it gives)."""
+        text = ll.text.strip()
+        if text.count(",") < 2 or ", " in text:
+            self._keys = None
+            return False, []
+        cells = [c.strip() for c in text.split(",")]
+        if all(_NAME.match(c) for c in cells):
+            keys = [norm_key(c) for c in cells]
+            step = next((keys.index(k) for k in STEP_KEYS if k in keys), None)
+            self._keys, self._step = (keys, step) if step is not None else (None, None)
+            return self._keys is not None, []
+        if self._keys is None or self._step is None or len(cells) != len(self._keys):
+            return False, []
+        step = parse_value(cells[self._step])
+        if step is None or step < 0 or step != int(step):
+            return False, []
+        values: dict[str, float] = {"step": step}
+        ts = ll.ts
+        for key, cell in zip(self._keys, cells):
+            if _TIME_COLUMN.search(key) and ts is None:
+                t, rest = parse_timestamp(cell)
+                if t is not None and not rest.strip():
+                    ts = t
+                    continue
+            fld = field_of_key(key) or ("loss" if key.split("/")[-1] in ("loss", "loss_step") else None)
+            if fld is not None and fld not in values:
+                v = parse_value(cell, fld)
+                if v is not None:
+                    values[fld] = v
+        return True, [(values, dataclasses.replace(ll, ts=ts))]
