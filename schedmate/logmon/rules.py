@@ -189,6 +189,12 @@ ERROR_RULES: list[Rule] = [
        r"memory)[^\n]*?torch_|No space left on device[^\n]*?/dev/shm|/dev/shm[^\n]*?No space left",
        ("shared memory", "bus error", "torch_", "/dev/shm"),
        "Shared memory (/dev/shm) exhausted by DataLoader workers: {line}", ignore_case=True),
+    # the file system refused a write (full disk, quota): the errno's words or number in any library's wording
+    # (OSError, safetensors' `StorageFull`, a C++ `errno 28`); /dev/shm is the DataLoader's (above)
+    _e("other", "storage-full", r"No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|\[Errno 122\]"
+       r"|\bEDQUOT\b|\bStorageFull\b", ("no space left", "errno 28", "enospc", "quota exceeded", "errno 122",
+                                          "edquot", "storagefull"),
+       "The file system is full (disk space or quota) where the job writes: {line}", ignore_case=True),
     # nccl / collective communication
     _e("nccl", "watchdog-timeout", r"Watchdog caught collective|collective operation timeout"
        r"|ProcessGroupNCCL[^\n]*?[Tt]imeout|NCCL timeout|Timed out waiting for[^\n]*?(?:collective|barrier|store)"
@@ -450,6 +456,7 @@ KNOWN_ERROR_LINES: tuple[str, ...] = (
     "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
     "ModuleNotFoundError: No module named 'flash_attn'",
     "FileNotFoundError: [Errno 2] No such file or directory: '/data/train.jsonl'",
+    "OSError: [Errno 28] No space left on device",
     "train.py: error: unrecognized arguments: --lr_schedule cosine",
     "WARNING:torch.distributed.elastic.agent.server.api:Received Signals.SIGTERM death signal, shutting down workers",
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
