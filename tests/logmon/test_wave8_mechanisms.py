@@ -1,11 +1,12 @@
 """Mechanisms added for the eighth real-log wave, each on our own fixture lines (written in the styles of real
 frameworks, with our own names and numbers): a full file system as a failure of its own, the step counter
-bracketed right after an epoch counter, rounded counters (`Step: 12k`) never taken as exact, and, among bars
-with equally frequent totals, the latest bar's total."""
+bracketed right after an epoch counter, rounded counters (`Step: 12k`) never taken as exact, among bars
+with equally frequent totals the latest bar's total, and a job runner's tags repeated on every line."""
 
 from __future__ import annotations
 
 from schedmate.logmon.cli import make_monitor
+from schedmate.logmon.ingest import LineNormalizer
 from schedmate.logmon.tables import fields_of, inline_pairs
 
 
@@ -108,3 +109,34 @@ def test_an_evaluation_bar_after_a_long_training_bar_does_not_take_the_total():
     r = report_of("\n".join(lines) + "\n")
     assert r.progress.total_steps == 500
     assert r.progress.current_step == 50
+
+
+# -- a job runner's tags on every line -------------------------------------------------------------------
+
+
+def _texts(raw: str) -> list[str]:
+    return [ll.text for ll in LineNormalizer().push(raw)]
+
+
+def test_tags_that_open_consecutive_lines_alike_are_the_runners_and_are_dropped():
+    tag = "[7/prep/31 (pid 8812)] [0f1e2d3c-aaaa-bbbb] "
+    texts = _texts("".join(f"2025-06-01 08:00:0{i}.5 {tag}{ln}\n" for i, ln in enumerate(
+        ("starting", "Traceback (most recent call last):", '  File "/srv/job/run.py", line 3, in go',
+         "KeyError: 'batch'"))))
+    assert texts == ["[7/prep/31 (pid 8812)] [0f1e2d3c-aaaa-bbbb] starting", "Traceback (most recent call last):",
+                     '  File "/srv/job/run.py", line 3, in go', "KeyError: 'batch'"]
+
+
+def test_an_exception_behind_runner_tags_is_still_the_failure():
+    tag = "[7/prep/31 (pid 8812)] [0f1e2d3c-aaaa-bbbb] "
+    log = "".join(f"{tag}{ln}\n" for ln in ("loading shards", "Traceback (most recent call last):",
+                                            '  File "/srv/job/run.py", line 3, in go', "KeyError: 'batch'"))
+    r = report_of(log)
+    assert r.failure.category.value == "user_code"
+    assert r.failure.onset_line == 2
+
+
+def test_tags_that_hold_a_counter_or_a_short_level_stay():
+    assert _texts("[Epoch 3] [train split] step 5 loss 0.4\n[Epoch 3] [train split] step 6 loss 0.3\n")[1] \
+        == "[Epoch 3] [train split] step 6 loss 0.3"
+    assert _texts("[INFO] [TRAIN] iter 5\n[INFO] [TRAIN] iter 6\n")[1] == "[INFO] [TRAIN] iter 6"
