@@ -1,7 +1,8 @@
 """Mechanisms added for the eighth real-log wave, each on our own fixture lines (written in the styles of real
 frameworks, with our own names and numbers): a full file system as a failure of its own, the step counter
 bracketed right after an epoch counter, rounded counters (`Step: 12k`) never taken as exact, among bars
-with equally frequent totals the latest bar's total, and a job runner's tags repeated on every line."""
+with equally frequent totals the latest bar's total, a job runner's tags repeated on every line, and exit
+statuses read by their signal (137, 143, 139) and container/eviction reports."""
 
 from __future__ import annotations
 
@@ -140,3 +141,31 @@ def test_tags_that_hold_a_counter_or_a_short_level_stay():
     assert _texts("[Epoch 3] [train split] step 5 loss 0.4\n[Epoch 3] [train split] step 6 loss 0.3\n")[1] \
         == "[Epoch 3] [train split] step 6 loss 0.3"
     assert _texts("[INFO] [TRAIN] iter 5\n[INFO] [TRAIN] iter 6\n")[1] == "[INFO] [TRAIN] iter 6"
+
+
+# -- exit statuses read by their signal ------------------------------------------------------------------
+
+
+def _progress_then(line: str) -> str:
+    return "".join(f"step {n}/400 loss {3 - n / 100:.2f} time 0.31\n" for n in range(10, 60, 10)) + line + "\n"
+
+
+def test_an_exit_status_of_137_is_a_sigkill_most_often_the_memory_limit():
+    assert report_of(_progress_then("srun: error: gpu-a12: task 0: Exited with exit code 137")).failure.category.value == "oom"
+    assert report_of(_progress_then("    Reason:       OOMKilled")).failure.category.value == "oom"
+
+
+def test_an_exit_status_of_143_or_an_eviction_is_the_scheduler_stopping_the_job():
+    assert report_of(_progress_then("job runner: container exited with code 143")).failure.category.value == "preempted"
+    r = report_of(_progress_then("Message: The node was low on resource: memory. Container trainer was using 50Gi."))
+    assert r.failure.category.value == "preempted"
+
+
+def test_an_exit_status_of_139_is_a_segmentation_fault():
+    r = report_of(_progress_then("subprocess.CalledProcessError: Command '['python', 'fit.py']' returned non-zero exit status 139."))
+    assert r.failure.category.value == "segfault"
+
+
+def test_a_metric_that_happens_to_read_137_is_no_exit_status():
+    r = report_of(_progress_then("eval: images 137 recall 0.143 code_len 139"))
+    assert not r.failure.failed
