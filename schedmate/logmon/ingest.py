@@ -44,6 +44,10 @@ _DAY_FIRST = re.compile(r"\[?(?P<a>\d\d)[-/](?P<b>\d\d)[-/](?P<y>\d{4})[ T](?P<h
 # a time of day alone (`[10:23:42] step 10`, `(10:23:42)`, `10:23:42 INFO`): on a fixed day (only differences matter)
 _TIME_OF_DAY = re.compile(r"[\[(]?(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?[\])]?(?:\s*[|:-]\s|\s+)")
 
+# bracketed tags opening a line, each followed by a blank, and a tag that is a counter or names one
+_RUNNER_TAGS = re.compile(r"(?:\[[^\]\[\n]{1,80}\] )+")
+_COUNTER_TAG = re.compile(r"\[ ?\d+ ?/ ?\d+ ?\]|(?i:epoch|iter|step|batch|rank)")
+
 MM_DD_YEAR = 2000
 """Year assumed for `[MM/DD HH:MM:SS]` stamps, which carry none (only differences matter)."""
 
@@ -172,6 +176,7 @@ class LineNormalizer:
     def __init__(self) -> None:
         self._partial = ""
         self.lineno = 0
+        self._prev_tags = ""
 
     def push(self, text: str) -> list[LogLine]:
         if not text:
@@ -182,7 +187,7 @@ class LineNormalizer:
         out = []
         for raw in parts:
             self.lineno += 1
-            out.append(normalize_line(raw, self.lineno))
+            out.append(self._untag(normalize_line(raw, self.lineno)))
         return out
 
     def flush(self) -> list[LogLine]:
@@ -190,7 +195,19 @@ class LineNormalizer:
             return []
         raw, self._partial = self._partial, ""
         self.lineno += 1
-        return [normalize_line(raw, self.lineno)]
+        return [self._untag(normalize_line(raw, self.lineno))]
+
+    def _untag(self, ll: LogLine) -> LogLine:
+        """Drop a job runner's tags: bracketed groups that open this line exactly as they opened the previous
+        one (`[42/fit/9 (pid 5150)] [a1b2c3d4-...] Traceback ...`). A tag holding a counter (`[2/20]`,
+        `[Epoch 3]`) or a level word alone (`[INFO]`, short) is the program's own and stays."""
+        m = _RUNNER_TAGS.match(ll.text)
+        tags = m[0] if m is not None else ""
+        repeated = bool(tags) and tags == self._prev_tags
+        self._prev_tags = tags
+        if repeated and len(tags) >= 16 and _COUNTER_TAG.search(tags) is None and len(ll.text) > len(tags):
+            ll.text = ll.text[len(tags):]
+        return ll
 
 
 MAX_LINE_CHARS = 4096

@@ -77,10 +77,22 @@ def side_label(label: str | None) -> bool:
     return _SIDE_LABEL.search(label) is not None and _TRAIN_LABEL.search(label) is None
 
 
+# a bracketed `x/y` right after an epoch counter (a separator or none between them)
+_INNER_COUNTER = re.compile(r"[ ,|;:]{0,3}[(\[] ?(\d+) ?/ ?(\d+) ?[)\]](?![/\d])")
+
+
 def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, float], str | None]:
     """The field values of a matched progress line, with the rate figure the line states in its own words
     when the rule has none, and the counter's label."""
     values = rule.values(m)
+    if "epoch" in values and "step" not in values:
+        inner = _INNER_COUNTER.match(text, m.end())
+        if inner is not None and 0 <= int(inner[1]) <= int(inner[2]):
+            # `Epoch: 55/167 (996/1926)`, `epoch 3/10 [120/500]`: the counter right after the epoch's is the
+            # step within the epoch
+            values.update(step=float(inner[1]), total_steps=float(inner[2]))
+            values.update(rate_figures(text[inner.end():]))
+            return values, counter_label(text, m)
     if rule.epoch_counter:
         values[EPOCH_LINE] = 1.0
     if "step" in values and not any(f in values for f in _RATE_FIELDS):
@@ -223,8 +235,8 @@ class ProgressTracker:
             if self.total_steps is not None and total != self.total_steps and self.totals_by_count.get(self.total_steps, 0) >= 2:
                 self._pause_since_last = True
                 return False
-            if main == total:
-                self.total_steps = total
+            if self.totals_by_count[total] >= self.totals_by_count[main]:
+                self.total_steps = total  # the most frequent total; of equally frequent ones the latest
         if "epoch" in values:
             self.epoch = values["epoch"]
             if "total_steps" in values and values["epoch"] == int(values["epoch"]):

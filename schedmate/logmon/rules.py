@@ -112,6 +112,10 @@ def _p(name: str, pattern: str, needles: Iterable[str], **kw: object) -> Rule:
     return Rule(name=name, pattern=pattern, kind="progress", needles=tuple(needles), **kw)  # type: ignore[arg-type]
 
 
+# `exit code 137`, `exited with code 137`, `Exit Code:    137`, `returned non-zero exit status 137`, `returncode=137`
+_EXIT_STATUS = r"(?i:\bexit(?:ed)?(?: with)?(?: exit)? ?(?:code|status)|\breturn ?code)[\s:=]*"
+
+
 def _e(cat: str, name: str, pattern: str, needles: Iterable[str], cause: str, **kw: object) -> Rule:
     return Rule(name=name, pattern=pattern, kind=f"error:{cat}", needles=tuple(needles), cause=cause,
                 **kw)  # type: ignore[arg-type]
@@ -181,6 +185,14 @@ ERROR_RULES: list[Rule] = [
        # a shell's job report: `run.sh: line 6:  3305 Killed   python train.py`, `[1]+  Killed   python train.py`
        r"|\bline \d+: +\d+ Killed(?: |$)|^\[\d+\][+-]? +Killed +\S", ("killed",),
        "The process was killed with SIGKILL, most often by the out-of-memory killer: {line}"),
+    # a process's exit status read by its signal (128 + n): a shell, a container runtime or a job runner's report
+    _e("oom", "exit-sigkill", rf"{_EXIT_STATUS}137\b|\bOOMKilled\b", ("137", "oomkilled"),
+       "The process was killed with SIGKILL (exit status 137), most often for exceeding its memory: {line}"),
+    _e("preempted", "exit-sigterm", rf"{_EXIT_STATUS}143\b|\bPod was evicted\b|\bThe node was low on resource\b",
+       ("143", "evicted", "low on resource"),
+       "The process was terminated (SIGTERM, exit status 143) or evicted by the scheduler: {line}"),
+    _e("segfault", "exit-sigsegv", rf"{_EXIT_STATUS}139\b", ("139",),
+       "The process crashed with a segmentation fault (exit status 139): {line}"),
     # dataloader (before segfault: "Bus error" here means /dev/shm)
     _e("dataloader", "worker-killed", r"DataLoader worker\b[^\n]*?\b(?:is killed by signal|exited unexpectedly)"
        r"|DataLoader timed out|Unexpected segmentation fault encountered in worker", ("dataloader", "in worker"),
@@ -189,6 +201,12 @@ ERROR_RULES: list[Rule] = [
        r"memory)[^\n]*?torch_|No space left on device[^\n]*?/dev/shm|/dev/shm[^\n]*?No space left",
        ("shared memory", "bus error", "torch_", "/dev/shm"),
        "Shared memory (/dev/shm) exhausted by DataLoader workers: {line}", ignore_case=True),
+    # the file system refused a write (full disk, quota): the errno's words or number in any library's wording
+    # (OSError, safetensors' `StorageFull`, a C++ `errno 28`); /dev/shm is the DataLoader's (above)
+    _e("other", "storage-full", r"No space left on device|\[Errno 28\]|\bENOSPC\b|Disk quota exceeded|\[Errno 122\]"
+       r"|\bEDQUOT\b|\bStorageFull\b", ("no space left", "errno 28", "enospc", "quota exceeded", "errno 122",
+                                          "edquot", "storagefull"),
+       "The file system is full (disk space or quota) where the job writes: {line}", ignore_case=True),
     # nccl / collective communication
     _e("nccl", "watchdog-timeout", r"Watchdog caught collective|collective operation timeout"
        r"|ProcessGroupNCCL[^\n]*?[Tt]imeout|NCCL timeout|Timed out waiting for[^\n]*?(?:collective|barrier|store)"
@@ -450,6 +468,9 @@ KNOWN_ERROR_LINES: tuple[str, ...] = (
     "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
     "ModuleNotFoundError: No module named 'flash_attn'",
     "FileNotFoundError: [Errno 2] No such file or directory: '/data/train.jsonl'",
+    "OSError: [Errno 28] No space left on device",
+    "command terminated with exit code 137",
+    "    Reason:       OOMKilled",
     "train.py: error: unrecognized arguments: --lr_schedule cosine",
     "WARNING:torch.distributed.elastic.agent.server.api:Received Signals.SIGTERM death signal, shutting down workers",
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",

@@ -156,14 +156,18 @@ def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False, evidence: 
 _FRACTION = re.compile(r"^\d+/\d+$")
 # `Epoch (1/20)`, `batch [100/4495]`: a key then its counter in brackets, no colon
 _KEYED_COUNTER = re.compile(r"(?<![\w/.])([A-Za-z_]\w*) ?[(\[] ?(\d+) ?/ ?(\d+) ?[)\]]")
-# a bare `[2087/7312]` (not a date `[10/17/2025`, not inside a path or a longer fraction, not `[2/3 12:00]`)
-_BARE_COUNTER = re.compile(r"(?<![\w/])\[ ?(\d+) ?/ ?(\d+) ?\](?!/)")
+# a bare `[2087/7312]` or `(996/1926)` (not a date `[10/17/2025`, not inside a path or a longer fraction, not
+# `[2/3 12:00]`); the brackets must pair up
+_BARE_COUNTER = re.compile(r"(?<![\w/])(?:\[ ?(\d+) ?/ ?(\d+) ?\]|\( ?(\d+) ?/ ?(\d+) ?\))(?!/)")
+# a number written with a magnitude suffix (`Step: 425k`, `1.2M`): rounded, so never an exact counter
+_ROUNDED = re.compile(r"[kKMB](?![A-Za-z])")
 
 
 def inline_pairs(text: str) -> list[tuple[str, str]]:
     """The `key: number` / `key=number` pairs of a line (a `x/y` value kept whole), then the counters written
     without a colon: `Epoch (1/20)`, and bare `[x/y]` (key `_bracket`) with x <= y."""
-    pairs = [(norm_key(m[1]), m[2] + (f"/{m[3]}" if m[3] else "")) for m in _INLINE.finditer(text)]
+    pairs = [(norm_key(m[1]), m[2] + (f"/{m[3]}" if m[3] else "")) for m in _INLINE.finditer(text)
+             if not (_ROUNDED.match(text, m.end()) and norm_key(m[1]) in STEP_KEYS)]
     seen = {k for k, _ in pairs}
     for m in _KEYED_COUNTER.finditer(text):
         k = norm_key(m[1])
@@ -171,9 +175,10 @@ def inline_pairs(text: str) -> list[tuple[str, str]]:
             pairs.append((k, f"{m[2]}/{m[3]}"))
             seen.add(k)
     for m in _BARE_COUNTER.finditer(text):
-        if int(m[1]) <= int(m[2]) and int(m[2]) > 1 and text[m.start() - 1:m.start()] != "]" \
+        a, b = (m[1], m[2]) if m[1] is not None else (m[3], m[4])
+        if int(a) <= int(b) and int(b) > 1 and text[m.start() - 1:m.start()] not in ("]", ")") \
                 and BRACKET_KEY not in seen:
-            pairs.append((BRACKET_KEY, f"{m[1]}/{m[2]}"))
+            pairs.append((BRACKET_KEY, f"{a}/{b}"))
             seen.add(BRACKET_KEY)
     return pairs
 
