@@ -10,6 +10,7 @@ from schedmate.codeprof import known
 from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
 from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
+from schedmate.codeprof.static.modelsize.knobs import params_from_knobs
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
 # files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
@@ -42,8 +43,13 @@ def params_from_definition(sp: Any) -> None:
     definition beats any name it carries (a CIFAR `vgg16_bn` is not ImageNet's); a config's transformer dims
     keep their own formula."""
     entry = sp.r.entry
-    if not entry or not entry.endswith(".py") or _config_gives_dims(sp):
-        return
+    if entry and entry.endswith(".py") and not _config_gives_dims(sp):
+        _params_from_classes(sp, entry)
+    if sp.r.val("params") is None:
+        params_from_knobs(sp, _config_gives_dims(sp))
+
+
+def _params_from_classes(sp: Any, entry: str) -> None:
     got = count_entry_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
     if got is not None:
         sp.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
