@@ -144,3 +144,87 @@ def test_an_lm_config_with_grouped_kv_heads_and_experts_uses_the_decoder_formula
     f = analyze_code(tmp_path, "python pretrain.py --model_config configs/moe_small.json", use_llm=False).facts
     want = decoder_lm_params(10, 768, 12, 2048, 32000, kv_heads=4, experts=4, gated=True, tied=False)
     assert f["params"].value == pytest.approx(want, rel=0.01)
+
+
+ADM_DEFAULTS_JOB = {
+    "diffu/script_util.py": """
+        def model_defaults():
+            return dict(image_size=64, num_channels=96, num_res_blocks=2, attention_resolutions="16,8",
+                        use_scale_shift_norm=True, learn_sigma=False, class_cond=False)
+
+        def add_dict_to_argparser(parser, d):
+            for k, v in d.items():
+                parser.add_argument(f"--{k}", default=v, type=type(v))
+    """,
+    "train_img.py": """
+        import argparse
+        from diffu.script_util import model_defaults, add_dict_to_argparser
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--batch_size", type=int, default=16)
+        add_dict_to_argparser(parser, model_defaults())
+        args = parser.parse_args()
+    """,
+}
+
+
+def test_flags_given_on_the_command_line_beat_a_unet_defaults_table(tmp_path):
+    make_job(tmp_path, ADM_DEFAULTS_JOB)
+    f = analyze_code(tmp_path, "python train_img.py --num_channels 64 --num_res_blocks 3", use_llm=False).facts
+    assert f["params"].value == unet_params(64, (1, 2, 3, 4), 3, (16, 8), 64, scale_shift=True)
+
+
+DEFAULT_CONFIG_JOB = {
+    "pretrain_mim.py": """
+        from dataclasses import dataclass, field
+        from typing import Optional
+        from transformers import HfArgumentParser, TrainingArguments, ViTMAEConfig, ViTMAEForPreTraining
+
+        @dataclass
+        class ModelArguments:
+            model_name_or_path: Optional[str] = field(default=None)
+            config_name: Optional[str] = field(default=None)
+
+        parser = HfArgumentParser((ModelArguments, TrainingArguments))
+        model_args, training_args = parser.parse_args_into_dataclasses()
+        if model_args.config_name:
+            config = ViTMAEConfig.from_pretrained(model_args.config_name)
+        elif model_args.model_name_or_path:
+            config = ViTMAEConfig.from_pretrained(model_args.model_name_or_path)
+        else:
+            config = ViTMAEConfig()
+        model = ViTMAEForPreTraining(config)
+    """,
+}
+
+
+def test_a_library_config_class_built_without_arguments_is_its_reference_model(tmp_path):
+    make_job(tmp_path, DEFAULT_CONFIG_JOB)
+    f = analyze_code(tmp_path, "python pretrain_mim.py --output_dir out --per_device_train_batch_size 32",
+                     use_llm=False).facts
+    assert f["params"].value == pytest.approx(111.9e6, rel=0.01)  # the MAE ViT-B reference model
+
+
+def test_a_config_or_model_name_on_the_command_line_takes_the_place_of_the_default_config(tmp_path):
+    make_job(tmp_path, DEFAULT_CONFIG_JOB)
+    f = analyze_code(tmp_path, "python pretrain_mim.py --output_dir out --config_name my/cfg", use_llm=False).facts
+    assert f.get("params") is None or f["params"].value != pytest.approx(111.9e6, rel=0.01)
+
+
+NAMED_BACKBONE_JOB = {
+    "train.py": """
+        import argparse
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--model", default="resnet50")
+        ap.add_argument("-b", "--batch-size", type=int, default=64)
+        ap.add_argument("--epochs", type=int, default=100)
+        args = ap.parse_args()
+    """,
+}
+
+
+@pytest.mark.parametrize("name,size", [("fastvit_sa12", 10.9e6), ("volo_d2", 58.7e6), ("pvt_v2_b2", 25.4e6),
+                                       ("efficientformerv2_s1", 6.1e6), ("hornet_base_gf", 87e6)])
+def test_efficient_vision_backbones_named_on_the_command_line_have_their_published_sizes(tmp_path, name, size):
+    make_job(tmp_path, NAMED_BACKBONE_JOB)
+    f = analyze_code(tmp_path, f"python train.py --model {name}", use_llm=False).facts
+    assert f["params"].value == pytest.approx(size, rel=0.02)

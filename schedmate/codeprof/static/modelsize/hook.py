@@ -81,3 +81,21 @@ def name_from_launcher(sp: Any) -> tuple[str, list[str]] | None:
         kw = next((kw for kw, f in known.FAMILY_KEYWORDS if f == fam and kw.strip("-") in words), fam)
         return f"{kw.strip('-')}-{tok}", [f"{m.group(1)}.{m.group(2)}"]
     return None
+
+
+# a transformers config class built with no arguments is its family's reference model (the library's defaults)
+_DEFAULT_CONFIGS = {"ViTMAEConfig": "mae-vit-base", "BertConfig": "bert-base-uncased", "GPT2Config": "gpt2",
+                    "ViTConfig": "vit-base-patch16-224", "LlamaConfig": "llama-7b", "MistralConfig": "mistral-7b",
+                    "MixtralConfig": "mixtral-8x7b", "RobertaConfig": "roberta-base", "T5Config": "t5-small",
+                    "OPTConfig": "opt-125m", "SwinConfig": "swin-tiny", "DeiTConfig": "deit-base"}
+
+
+def name_from_default_config(sp: Any) -> tuple[str, list[str]] | None:
+    """`config = ViTMAEConfig()` on the path the run takes (no config or model name given): the family's
+    reference model, whose size the well-known table has."""
+    hits = []
+    for rel, c in sp.calls:
+        tail = c["func"].rsplit(".", 1)[-1]
+        if tail in _DEFAULT_CONFIGS and not c["args"] and not c["kwargs"] and sp._active(c) is True:
+            hits.append((_DEFAULT_CONFIGS[tail], [f"{rel}:{c['line']}"]))
+    return hits[0] if len({h[0] for h in hits}) == 1 else None

@@ -169,7 +169,11 @@ def _put(sp: Any, n: int, where: list[str], note: str) -> None:
 
 def _unet_from_calls(sp: Any) -> tuple[int, list[str]] | None:
     """A UNet built by a call in the job's code with its knobs as keyword arguments
-    (`unet.model(x, ch=128, ch_mult=(1, 2, 2, 2), num_res_blocks=2, attn_resolutions=(16,))`)."""
+    (`unet.model(x, ch=128, ch_mult=(1, 2, 2, 2), num_res_blocks=2, attn_resolutions=(16,))`), or a defaults
+    table of them (`dict(num_channels=128, ...)` turned into flags): a knob set in a config or on the command
+    line beats the code's literal."""
+    from schedmate.codeprof.params import CONFIG
+
     found: dict[int, list[str]] = {}
     for rel, c in sp.calls:
         kw = c.get("kwargs") or {}
@@ -178,6 +182,11 @@ def _unet_from_calls(sp: Any) -> tuple[int, list[str]] | None:
         values: dict[str, Any] = {}
         where = [f"{rel}:{c['line']}"]
         for name, expr in kw.items():
+            pv = sp.r.params.get(name)
+            if pv is not None and pv.layer >= CONFIG:  # a defaults table the flags or a config override
+                values[name] = pv.value
+                where.extend(pv.where)
+                continue
             ok, v, ev = sp._resolver.eval(expr)
             if ok:
                 values[name] = v
