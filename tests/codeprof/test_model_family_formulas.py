@@ -228,3 +228,39 @@ def test_efficient_vision_backbones_named_on_the_command_line_have_their_publish
     make_job(tmp_path, NAMED_BACKBONE_JOB)
     f = analyze_code(tmp_path, f"python train.py --model {name}", use_llm=False).facts
     assert f["params"].value == pytest.approx(size, rel=0.02)
+
+
+FINETUNE = """
+    import argparse, yaml
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cfg", default="cfg/vit_wide.yaml")
+    ap.add_argument("--batch-size", type=int, default=64)
+    args = ap.parse_args()
+    cfg = yaml.safe_load(open(args.cfg))
+"""
+
+
+def test_a_vit_described_by_patch_width_and_depth_in_a_config_is_counted(tmp_path):
+    make_job(tmp_path, {"finetune.py": FINETUNE, "cfg/vit_wide.yaml": """
+        model:
+          patch_size: 14
+          embed_dim: 512
+          depth: 10
+          mlp_ratio: 3
+          img_size: 168
+          num_classes: 100
+    """})
+    f = analyze_code(tmp_path, "python finetune.py --cfg cfg/vit_wide.yaml", use_llm=False).facts
+    assert f["params"].value == vit_params(14, 512, 10, 3.0, image=168, classes=100)
+
+
+def test_a_diffusion_transformer_is_not_read_as_a_plain_vit(tmp_path):
+    make_job(tmp_path, {"finetune.py": FINETUNE, "cfg/vit_wide.yaml": """
+        model:
+          patch_size: 2
+          hidden_size: 1152
+          depth: 28
+          learn_sigma: true
+    """})
+    f = analyze_code(tmp_path, "python finetune.py --cfg cfg/vit_wide.yaml", use_llm=False).facts
+    assert f.get("params") is None or f["params"].value != vit_params(2, 1152, 28)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from schedmate.codeprof.static.modelsize.families import decoder_lm_params, unet_params
+from schedmate.codeprof.static.modelsize.families import decoder_lm_params, unet_params, vit_params
 
 _UNET_CH = ("ch", "nf", "model_channels", "num_channels", "base_channels", "unet_channels", "model_ch")
 _UNET_MULT = ("ch_mult", "channel_mult", "channel_mults", "channel_multiplier", "dim_mults")
@@ -147,6 +147,29 @@ def lm_from_knobs(values: Mapping[str, Any], family: str | None = None) -> tuple
     return n, [key for key, _ in k.values()]
 
 
+_VIT_WIDTH = ("embed_dim", "hidden_size", "width", "dim")
+_VIT_DEPTH = ("depth", "num_layers", "num_hidden_layers")
+
+
+def vit_from_knobs(values: Mapping[str, Any]) -> tuple[int, list[str]] | None:
+    """A plain ViT from one section's patch size, width and depth (one int: a list of depths is a hierarchical
+    model such as Swin, not this formula); MLP ratio, image size and classes when given."""
+    patch, width, depth = _pick(values, ("patch_size",)), _pick(values, _VIT_WIDTH), _pick(values, _VIT_DEPTH)
+    if patch is None or width is None or depth is None or {"learn_sigma", "class_dropout_prob"} & set(values):
+        return None  # a diffusion transformer (DiT): adaptive-norm modulation adds half again
+    p, w, d = _int(patch[1]), _int(width[1]), _int(depth[1])
+    if p is None or w is None or d is None:
+        return None
+    ratio = values.get("mlp_ratio", 4.0)
+    ratio = float(ratio) if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0 else 4.0
+    img = _pick(values, ("img_size", "image_size", "input_size"))
+    sizes = _ints(img[1]) if img else None
+    image = int((sizes[0] * sizes[-1]) ** 0.5) if sizes else 224
+    classes = _int(values.get("num_classes"))
+    n = vit_params(p, w, d, ratio, image=image, classes=classes if classes is not None else 1000)
+    return n, [k for k in (patch[0], width[0], depth[0]) if k]
+
+
 def section_values(items: list[tuple[str, Any]], signature: set[str],
                    accept: Callable[[str], bool] = lambda key: True) -> list[tuple[str, dict[str, Any]]]:
     """Sections of dotted (key, value) pairs that hold a signature knob: each as (section, {leaf: value}); the
@@ -243,6 +266,17 @@ def params_from_knobs(sp: Any, dims_read_elsewhere: bool) -> None:
         pv = P.get(k)
         if pv is not None and isinstance(pv.value, str) and known.lookup_model(pv.value):
             return
+    vits = {}
+    for sec, vals in section_values(items, {"patch_size"}):
+        layers = [P.get(f"{sec}.{k}" if sec else k) for k in vals]
+        if not any(pv is not None and pv.layer >= CONFIG for pv in layers):
+            continue  # code defaults alone describe a model the run may not build
+        if (got := vit_from_knobs(vals)) is not None:
+            vits[sec] = got
+    if len(vits) == 1:
+        sec, got = next(iter(vits.items()))
+        _put(sp, got[0], sec_where(sec, got[1]), "ViT from its knobs (patch, width, depth)")
+        return
     lm_items = [(k, v) for k, v in items if P.get(k) is not None and P.get(k).layer >= CONFIG]  # type: ignore[union-attr]
     for sec, vals in section_values(lm_items, {"vocab_size", "padded_vocab_size", "n_vocab"}):
         knobs = lm_knobs(vals)
