@@ -116,7 +116,7 @@ _GATED_TYPE = re.compile(r"llama|mistral|mixtral|qwen|gemma|deepseek|yi|internlm
 
 def lm_knobs(values: Mapping[str, Any]) -> dict[str, tuple[str, int]]:
     """The decoder-LM knobs present (a `base_` prefix, MaxText's, is read through)."""
-    flat = {(k[5:] if k.startswith("base_") else k): v for k, v in values.items()}
+    flat = {k.removeprefix("base_"): v for k, v in values.items()}
     out: dict[str, tuple[str, int]] = {}
     for knob, names in _LM.items():
         got = _pick(flat, names)
@@ -140,7 +140,10 @@ def lm_from_knobs(values: Mapping[str, Any], family: str | None = None) -> tuple
     )
     tie = values.get("tie_word_embeddings", values.get("logits_via_embedding"))
     tied = _truthy(tie) if tie is not None else not gated
-    g = lambda name: k[name][1] if name in k else None  # noqa: E731
+
+    def g(name: str) -> int | None:
+        return k[name][1] if name in k else None
+
     n = decoder_lm_params(g("layers"), g("hidden"), heads=g("heads"), ffn=g("ffn"), vocab=g("vocab"),  # type: ignore[arg-type]
                           kv_heads=g("kv_heads"), head_dim=g("head_dim"), experts=g("experts") or 1,
                           gated=gated, tied=tied)
