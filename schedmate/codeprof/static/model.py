@@ -11,6 +11,7 @@ from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
 from schedmate.codeprof.static.modelsize.hook import (
     definition_stem,
+    name_from_default_config,
     name_from_launcher,
     params_from_definition,
 )
@@ -272,6 +273,8 @@ class ModelMixin:
                         break
         if name is None:
             name = self._name_from_model_dict()
+        if name is None:  # `config = ViTMAEConfig()`: the library's reference model
+            name = name_from_default_config(self)
         if name is None:  # an experiment or run named after its model (`-n yolox-s`, `run_name: llama-7b-sft`)
             for k in ("name", "exp_name", "experiment_name", "run_name", "model_tag"):
                 pv = P.get(k)

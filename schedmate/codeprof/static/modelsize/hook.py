@@ -10,6 +10,7 @@ from schedmate.codeprof import known
 from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
 from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
+from schedmate.codeprof.static.modelsize.knobs import params_from_knobs
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
 # files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
@@ -42,8 +43,13 @@ def params_from_definition(sp: Any) -> None:
     definition beats any name it carries (a CIFAR `vgg16_bn` is not ImageNet's); a config's transformer dims
     keep their own formula."""
     entry = sp.r.entry
-    if not entry or not entry.endswith(".py") or _config_gives_dims(sp):
-        return
+    if entry and entry.endswith(".py") and not _config_gives_dims(sp):
+        _params_from_classes(sp, entry)
+    if sp.r.val("params") is None:
+        params_from_knobs(sp, _config_gives_dims(sp))
+
+
+def _params_from_classes(sp: Any, entry: str) -> None:
     got = count_entry_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
     if got is not None:
         sp.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
@@ -75,3 +81,21 @@ def name_from_launcher(sp: Any) -> tuple[str, list[str]] | None:
         kw = next((kw for kw, f in known.FAMILY_KEYWORDS if f == fam and kw.strip("-") in words), fam)
         return f"{kw.strip('-')}-{tok}", [f"{m.group(1)}.{m.group(2)}"]
     return None
+
+
+# a transformers config class built with no arguments is its family's reference model (the library's defaults)
+_DEFAULT_CONFIGS = {"ViTMAEConfig": "mae-vit-base", "BertConfig": "bert-base-uncased", "GPT2Config": "gpt2",
+                    "ViTConfig": "vit-base-patch16-224", "LlamaConfig": "llama-7b", "MistralConfig": "mistral-7b",
+                    "MixtralConfig": "mixtral-8x7b", "RobertaConfig": "roberta-base", "T5Config": "t5-small",
+                    "OPTConfig": "opt-125m", "SwinConfig": "swin-tiny", "DeiTConfig": "deit-base"}
+
+
+def name_from_default_config(sp: Any) -> tuple[str, list[str]] | None:
+    """`config = ViTMAEConfig()` on the path the run takes (no config or model name given): the family's
+    reference model, whose size the well-known table has."""
+    hits = []
+    for rel, c in sp.calls:
+        tail = c["func"].rsplit(".", 1)[-1]
+        if tail in _DEFAULT_CONFIGS and not c["args"] and not c["kwargs"] and sp._active(c) is True:
+            hits.append((_DEFAULT_CONFIGS[tail], [f"{rel}:{c['line']}"]))
+    return hits[0] if len({h[0] for h in hits}) == 1 else None
