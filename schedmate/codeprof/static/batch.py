@@ -185,6 +185,8 @@ class BatchMixin:
                 micro = per
             elif self._help_says_per_device(b := self._first(("batch_size",))):
                 micro = b  # documented as per device (tf_cnn_benchmarks' --batch_size)
+            elif (b := self._per_replica_batch()) is not None:
+                micro = b  # `FLAGS.batch_size * strategy.num_replicas_in_sync`: per replica
             elif estimator_strategy and (b := self._first(("train_batch_size", "batch_size"))) is not None:
                 micro = b  # TF 1.x Estimator with a distribution strategy: input_fn's batch is per replica
             else:
@@ -250,7 +252,10 @@ class BatchMixin:
             micro = got.get("micro_batch_size")
         if micro is None and lib_batch is None:
             micro = self._micro_from_code(fw)
-        if micro is not None and self._one_process_many_gpus and to_int(micro[0]):
+        if micro is not None and self._one_process_many_gpus and to_int(micro[0]) and self._help_says_per_device(micro):
+            if self._world:  # one replica per GPU, each fed the batch documented as per GPU: global = micro x GPUs
+                r.put("global_batch_size", to_int(micro[0]) * self._world, [*micro[1], self._one_process_many_gpus])
+        elif micro is not None and self._one_process_many_gpus and to_int(micro[0]):
             # one process feeds every GPU (DataParallel): its loader's batch is the global batch
             where = [*micro[1], self._one_process_many_gpus]
             r.put("global_batch_size", to_int(micro[0]), where)
