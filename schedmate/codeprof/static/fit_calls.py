@@ -35,11 +35,13 @@ class FitCallsMixin:
     r: Any
     _resolver: Any
     _find_calls: Any  # RuntimeMixin's
+    _active: Any
+    calls: Any
 
     def _data_parallel_tails(self) -> tuple[str, ...]:
         """`DataParallel` and the names of the job's classes built on it, directly or through one another
         (never `DistributedDataParallel`, which is one process per GPU)."""
-        names = {"DataParallel"}
+        names = {"DataParallel", "MMDataParallel"}  # mmcv's MMDataParallel is a DataParallel
         classes = [c for s in self.r.py.values() for c in s.get("classes", [])]
         grew = True
         while grew:
@@ -73,6 +75,18 @@ class FitCallsMixin:
                     return Setting(len(ids), [where, *ev]), where
             return None, where
         return None
+
+    def _named_per_device(self, found: tuple[Any, list[str]]) -> bool:
+        """`found` is the value of a setting whose name says it is per GPU (`data.imgs_per_gpu`,
+        `TRAIN.BATCH_SIZE_PER_GPU`, `per_device_train_batch_size`)."""
+        return any(pv.where == found[1] and re.search(r"per_?(gpu|device|replica)", k, re.IGNORECASE)
+                   for k, pv in self.r.params.items())
+
+    def _datamodules(self) -> list[tuple[str, dict[str, Any]]]:
+        """Calls building a Lightning-style data module with a batch (`MyDataModule(batch_size=4, ...)`): by
+        Lightning's convention its `batch_size` is the batch of each process's training loader."""
+        return [(rel, c) for rel, c in self.calls if c["func"].rsplit(".", 1)[-1].endswith("DataModule")
+                and "batch_size" in c["kwargs"] and self._active(c) is not False]
 
     def _per_replica_batch(self) -> tuple[Any, list[str]] | None:
         """The configured batch setting the code multiplies by the replica count to get the global batch
