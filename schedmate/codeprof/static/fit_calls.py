@@ -93,7 +93,7 @@ class FitCallsMixin:
         (`BATCH_SIZE = FLAGS.batch_size * strategy.num_replicas_in_sync`): that setting, a per-replica batch."""
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
-                m = _TIMES_REPLICAS.search(a["expr"]) if re.search(r"batch", a["target"], re.I) else None
+                m = _TIMES_REPLICAS.search(a["expr"]) if re.search(r"batch", a["target"], re.IGNORECASE) else None
                 if m is None or a.get("op"):
                     continue
                 held = self.r.params.get_path(m.group(1).split(".", 1)[-1])
