@@ -382,6 +382,13 @@ def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str]) -> dict[st
         return {}
     merged: dict[str, Any] = {}
     for ref in _bases(cfg):
+        if "::" in ref:  # OpenMMLab 2.x `scope::path`: the config tree of the package registered as `scope`
+            target = _scoped(read, ref)
+            if target is None:
+                tree.notes.append(f"{rel}: base {ref} is in the installed package's configs; not read")
+                continue
+            merged = merge(merged, _load(read, target, tree, [*chain, rel]))
+            continue
         target = _join(rel, ref)
         if read(target) is None and read(ref.lstrip("/")) is not None:
             target = ref.lstrip("/")  # gin includes and some _BASE_s name paths from the repository root
@@ -393,6 +400,17 @@ def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str]) -> dict[st
     for k, _ in flat:
         tree.where[k] = f"{rel}:{lines.get(k, 1)}"
     return merge(merged, own)
+
+
+def _scoped(read: Reader, ref: str) -> str | None:
+    """`mmrazor::_base_/settings/x.py` (mmengine's cross-package `_base_`): a path under the `configs/` tree of
+    the package `mmrazor`. When the job's own repository is that package (its `mmrazor/` package sits beside
+    `configs/`), the file is `configs/_base_/settings/x.py` here; a base in another installed package is None."""
+    scope, _, path = ref.partition("::")
+    if not re.fullmatch(r"\w+", scope) or read(f"{scope}/__init__.py") is None:
+        return None
+    target = _join("configs/x", path)
+    return target if read(target) is not None else None
 
 
 def _lookup(data: dict[str, Any], dotted: str) -> Any:

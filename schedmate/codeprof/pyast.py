@@ -120,6 +120,7 @@ def analyze_python(text: str) -> dict[str, Any]:
         "classes": [],
         "dtype_refs": [],
         "step_loops": [],
+        "device_loops": [],  # `for i in range(n): with tf.device('/gpu:%d' % i):` (TF 1.x towers)
         "key_sets": [],
     }
     imports: set[str] = set()
@@ -129,6 +130,8 @@ def analyze_python(text: str) -> dict[str, Any]:
         elif isinstance(node, ast.For) and (n := _range_count(node.iter)) is not None and _steps_optimizer(node):
             out["step_loops"].append({"line": node.lineno, "n": n, "var": _src(node.target),
                                       "function": _enclosing_function(node)})
+        elif isinstance(node, ast.For) and (n := _range_count(node.iter)) is not None and _gpu_device_body(node):
+            out["device_loops"].append({"line": node.lineno, "n": n})
         elif isinstance(node, ast.ImportFrom) and node.module:
             imports.add(node.module)
             imports.update(f"{node.module}.{a.name}" for a in node.names)
@@ -178,6 +181,22 @@ def _range_count(it: ast.AST) -> str | None:
             and len(it.args) == 1 and not it.keywords:
         return _src(it.args[0])
     return None
+
+
+def _gpu_device_body(loop: ast.For) -> bool:
+    """The loop body places its work on the GPU its index names: `with tf.device('/gpu:%d' % i):` (or an
+    f-string / `.format` of it) directly in the body."""
+    var = _src(loop.target)
+    for st in loop.body:
+        if not isinstance(st, ast.With):
+            continue
+        for item in st.items:
+            call = item.context_expr
+            if isinstance(call, ast.Call) and (dotted(call.func) or "").endswith("device") and call.args:
+                arg = _src(call.args[0])
+                if re.search(r"gpu", arg, re.IGNORECASE) and re.search(rf"\b{re.escape(var)}\b", arg):
+                    return True
+    return False
 
 
 def _enclosing_function(node: ast.AST) -> str | None:

@@ -46,6 +46,12 @@ def accelerate(ctx: Ctx, toks: list[str]) -> bool:
         L.put("ds_config", ctx.wd.rel(opts["deepspeed_config_file"], L.base), where)
     if L.get("num_procs") is not None and L.get("num_nodes") is None:
         L.put("num_nodes", 1, where)
+    cvd = [d for d in (L.env.get("CUDA_VISIBLE_DEVICES") or "").split(",") if d.strip()]
+    if L.get("num_procs") is None and not isinstance(cf, str) and L.get("acc_config") is None \
+            and len(cvd) == 1 and cvd[0].strip().isdigit():
+        # whatever the machine's default config says, one visible GPU is one process on one GPU
+        L.put("num_procs", 1, ["env:CUDA_VISIBLE_DEVICES"])
+        L.put("num_nodes", 1, where, override=False)
     if L.get("num_procs") is None and "num_procs" not in L.unknown and not isinstance(cf, str) \
             and L.get("acc_config") is None:
         # no --num_processes and no config file: accelerate's default config on the machine decides

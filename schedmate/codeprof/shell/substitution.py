@@ -14,7 +14,7 @@ from schedmate.codeprof.shell.values import Lookup, Unknown, is_unknown, unknown
 Expand = Callable[[str, Lookup], str]
 
 _PURE_CD_PWD = re.compile(r"""^\s*cd\s+(?:-P\s+|-L\s+|--\s+)*(.+?)\s*(?:&?>\s*/dev/null\s*)?(?:2>&1\s*)?"""
-                          r"""&&\s*pwd(?:\s+-P)?\s*$""")
+                          r"""(?:&&|;)\s*pwd(?:\s+-P)?\s*$""")
 
 
 def substitute(code: str, lk: Lookup, expand_string: Expand) -> str:
@@ -38,14 +38,22 @@ def substitute(code: str, lk: Lookup, expand_string: Expand) -> str:
             return unknown("$(grep ...)")
         got = run_pipeline(expanded, lk.read)
         return got[0] if got is not None else unknown("$(grep ...)")
-    try:
-        import shlex
-
-        words = shlex.split(code, comments=False, posix=True)
-    except ValueError:
+    words = _split_words(code)
+    if words is None:
         return unknown("$(...)")
     if not words or any(w in ("|", "&&", "||", ";") for w in words) or "|" in code:
         return unknown(f"$({code[:40]})")
+    if words[0] == "getopt":  # `$(getopt -o ... --long ... -- "$@")`: the normalised arguments
+        from schedmate.codeprof.shell.getopt import normalise
+
+        params: list[str] = []
+        for a in words[1:]:
+            v = lk.positional() if a in ("$@", "$*") else [expand_string(_requote(a), lk)]
+            if any(is_unknown(x) for x in v):
+                return unknown("$(getopt)")
+            params += v
+        got = normalise(params)
+        return got if got is not None else unknown("$(getopt)")
     cmd, args = words[0], [expand_string(_requote(a), lk) for a in words[1:]]
     if cmd in ("dirname", "basename", "realpath", "readlink") and "--" in args:
         args.remove("--")  # the end of options: `dirname -- "$0"`
@@ -127,6 +135,39 @@ def _expand_outside_single_quotes(code: str, lk: Lookup, expand_string: Expand) 
         out.append(c)
         i += 1
     return "".join(out)
+
+
+def _split_words(code: str) -> list[str] | None:
+    """Shell words of `code`, an unquoted nested `$(...)` kept whole (`dirname $(dirname $exp_dir)`); None
+    when the quoting or the parentheses do not balance."""
+    import shlex
+
+    held: list[str] = []
+    out, i, quote = [], 0, ""
+    while i < len(code):
+        c = code[i]
+        if quote != "'" and code.startswith("$(", i):
+            depth, j = 0, i
+            while j < len(code):
+                depth += {"(": 1, ")": -1}.get(code[j], 0)
+                if depth == 0 and code[j] == ")":
+                    break
+                j += 1
+            if depth != 0:
+                return None
+            held.append(code[i:j + 1])
+            out.append(f"\x00{len(held) - 1}\x00")
+            i = j + 1
+            continue
+        if c in "'\"" and (not quote or quote == c):
+            quote = "" if quote == c else c
+        out.append(c)
+        i += 1
+    try:
+        words = shlex.split("".join(out), comments=False, posix=True)
+    except ValueError:
+        return None
+    return [re.sub(r"\x00(\d+)\x00", lambda m: held[int(m.group(1))], w) for w in words]
 
 
 def _requote(word: str) -> str:

@@ -6,12 +6,7 @@ import re
 from typing import Any
 
 from schedmate.codeprof.launch import to_int
-from schedmate.codeprof.params import (
-    CODE_DEFAULT,
-    LIBRARY_DEFAULT,
-    RUNTIME,
-    training_leaf,
-)
+from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.names import (
     ACCUM,
@@ -159,7 +154,7 @@ class BatchMixin:
         if micro is None and fw == "megatron":
             micro = self._first(("micro_batch_size",))
         if micro is None:
-            loaders = self._find_calls("DataLoader")
+            loaders = self._find_calls("DataLoader") + self._datamodules()  # Lightning `XDataModule(batch_size=..)`
             train = [rc for rc in loaders if "train" in " ".join([*rc[1]["args"][:1], rc[1]["kwargs"].get("dataset", "")])]
             loaders = train or loaders  # never a validation loader's batch for a training loader's unknown one
             for rel, c in loaders:
@@ -185,6 +180,8 @@ class BatchMixin:
                 micro = per
             elif self._help_says_per_device(b := self._first(("batch_size",))):
                 micro = b  # documented as per device (tf_cnn_benchmarks' --batch_size)
+            elif (b := self._per_replica_batch()) is not None:
+                micro = b  # `FLAGS.batch_size * strategy.num_replicas_in_sync`: per replica
             elif estimator_strategy and (b := self._first(("train_batch_size", "batch_size"))) is not None:
                 micro = b  # TF 1.x Estimator with a distribution strategy: input_fn's batch is per replica
             else:
@@ -250,7 +247,11 @@ class BatchMixin:
             micro = got.get("micro_batch_size")
         if micro is None and lib_batch is None:
             micro = self._micro_from_code(fw)
-        if micro is not None and self._one_process_many_gpus and to_int(micro[0]):
+        if micro is not None and self._one_process_many_gpus and to_int(micro[0]) and (
+                self._help_says_per_device(micro) or self._named_per_device(micro)):
+            if self._world:  # one replica per GPU, each fed the batch named/documented per GPU: global = micro x GPUs
+                r.put("global_batch_size", to_int(micro[0]) * self._world, [*micro[1], self._one_process_many_gpus])
+        elif micro is not None and self._one_process_many_gpus and to_int(micro[0]):
             # one process feeds every GPU (DataParallel): its loader's batch is the global batch
             where = [*micro[1], self._one_process_many_gpus]
             r.put("global_batch_size", to_int(micro[0]), where)

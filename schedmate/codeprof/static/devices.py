@@ -213,10 +213,11 @@ class DevicesMixin:
         # a strategy built in a helper the job calls still shows where the job uses it
         strategies += [f"{rel}:{c['line']}" for rel, c in self._find_calls(
             "experimental_distribute_dataset", "distribute_datasets_from_function", "experimental_run_v2")]
-        strategies += [f"{rel}:{c['line']}" for rel, c in self.calls
-                       if (c["func"].endswith((".scope", ".run")) and "strateg" in c["func"].lower())
-                       or re.search(r"(get|build|create|make)_?(distribution_|distribute_)?strategy$",
-                                    c["func"].rsplit(".", 1)[-1], re.IGNORECASE)]
+        # (a strategy the job builds only under a guard its settings leave false is not used: `if FLAGS.multi_gpu:`)
+        strategies += [f"{rel}:{c['line']}" for rel, c in self.calls if self._active(c) is not False
+                       and ((c["func"].endswith((".scope", ".run")) and "strateg" in c["func"].lower())
+                            or re.search(r"(get|build|create|make)_?(distribution_|distribute_)?strategy$",
+                                         c["func"].rsplit(".", 1)[-1], re.IGNORECASE))]
         if strategies:
             # TF 1.x `MirroredStrategy(num_gpus=n)` / `MirroredStrategy(devices=[...])`: the GPUs it mirrors over
             for rel, c in self._find_calls("MirroredStrategy"):

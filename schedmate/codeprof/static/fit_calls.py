@@ -9,6 +9,10 @@
   sets the real one at run time): the batch is the total, split over the launched world.
 - `batch_size = 32` in the function that calls `fit_generator(gen(lines, batch_size, ...))`: the batch a
   generator-fed fit trains on when no keyword names it.
+- `GLOBAL_BATCH = FLAGS.batch_size * strategy.num_replicas_in_sync` (TensorFlow's documented
+  `BATCH_SIZE_PER_REPLICA * num_replicas_in_sync`): the configured batch is the per-replica one.
+- TF 1.x towers written as `for i in range(args.nr_gpu): with tf.device('/gpu:%d' % i): ...`: one replica
+  per GPU, the loop's count is the GPU count.
 """
 
 from __future__ import annotations
@@ -21,17 +25,23 @@ from schedmate.codeprof.params import RUNTIME
 
 _BATCH_LOCAL = re.compile(r"^(batch_size|batch|bs|BATCH_SIZE)$")
 _SPLIT_LIST = re.compile(r"([\w.]+)\.split\(\s*['\"],['\"]\s*\)")
+# `<batch setting> * <replica count>`: the setting multiplied up to the global batch is a per-replica batch
+_TIMES_REPLICAS = re.compile(
+    r"([\w.]*batch_?size\w*)\s*\*\s*\(?\s*[\w.]*?(?:(?:num_replicas_in_sync|num_replicas|world_size|num_gpus?|"
+    r"n_?gpus?|nr_gpus?|num_devices)\b|(?:local_)?device_count\(\))", re.IGNORECASE)
 
 
 class FitCallsMixin:
     r: Any
     _resolver: Any
     _find_calls: Any  # RuntimeMixin's
+    _active: Any
+    calls: Any
 
     def _data_parallel_tails(self) -> tuple[str, ...]:
         """`DataParallel` and the names of the job's classes built on it, directly or through one another
         (never `DistributedDataParallel`, which is one process per GPU)."""
-        names = {"DataParallel"}
+        names = {"DataParallel", "MMDataParallel"}  # mmcv's MMDataParallel is a DataParallel
         classes = [c for s in self.r.py.values() for c in s.get("classes", [])]
         grew = True
         while grew:
@@ -66,9 +76,40 @@ class FitCallsMixin:
             return None, where
         return None
 
+    def _named_per_device(self, found: tuple[Any, list[str]]) -> bool:
+        """`found` is the value of a setting whose name says it is per GPU (`data.imgs_per_gpu`,
+        `TRAIN.BATCH_SIZE_PER_GPU`, `per_device_train_batch_size`)."""
+        return any(pv.where == found[1] and re.search(r"per_?(gpu|device|replica)", k, re.IGNORECASE)
+                   for k, pv in self.r.params.items())
+
+    def _datamodules(self) -> list[tuple[str, dict[str, Any]]]:
+        """Calls building a Lightning-style data module with a batch (`MyDataModule(batch_size=4, ...)`): by
+        Lightning's convention its `batch_size` is the batch of each process's training loader."""
+        return [(rel, c) for rel, c in self.calls if c["func"].rsplit(".", 1)[-1].endswith("DataModule")
+                and "batch_size" in c["kwargs"] and self._active(c) is not False]
+
+    def _per_replica_batch(self) -> tuple[Any, list[str]] | None:
+        """The configured batch setting the code multiplies by the replica count to get the global batch
+        (`BATCH_SIZE = FLAGS.batch_size * strategy.num_replicas_in_sync`): that setting, a per-replica batch."""
+        for rel, s in self.r.py.items():
+            for a in s["assigns"]:
+                m = _TIMES_REPLICAS.search(a["expr"]) if re.search(r"batch", a["target"], re.IGNORECASE) else None
+                if m is None or a.get("op"):
+                    continue
+                held = self.r.params.get_path(m.group(1).split(".", 1)[-1])
+                if held is not None and isinstance(held.value, int) and not isinstance(held.value, bool):
+                    return held.value, [*held.where, f"{rel}:{a['line']}"]
+        return None
+
     def _tf_towers(self) -> tuple[Setting, str] | None:
         """TF 1.x multi-tower training: the batch `tf.split` over a count named for GPUs, cores or towers
-        (`tf.split(features, FLAGS.num_core_per_host, 0)`), one model replica per piece on its own GPU."""
+        (`tf.split(features, FLAGS.num_core_per_host, 0)`), one model replica per piece on its own GPU; or
+        a `for i in range(n)` loop building one tower per GPU under `tf.device('/gpu:%d' % i)`."""
+        for rel, s in self.r.py.items():
+            for loop in s.get("device_loops", []):
+                ok, v, ev = self._resolver.eval(loop["n"])
+                if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                    return Setting(v, [f"{rel}:{loop['line']}", *ev]), f"{rel}:{loop['line']}"
         for rel, c in self._find_calls("split", prefix="tf."):
             src = c["kwargs"].get("num_or_size_splits") or (c["args"][1] if len(c["args"]) > 1 else "")
             if not re.search(r"(gpu|core|tower|replica)s?(_per_host)?\b", src, re.IGNORECASE):
