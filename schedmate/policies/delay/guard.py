@@ -25,7 +25,12 @@ anywhere would turn the policy into scatter exactly when spreading costs most.
 * **Claims**: with the `network` preemption the holder does not wait for its nodes to drain: it claims
   them, stopping up to `guard_victims` jobs that passed it (`guard_claims`: by default the jobs on its
   nodes that started after it began queueing, any sensitivity) and have run the minimum interval; each
-  victim loses one restart cost (`schedmate.policies.delay.preemption`).
+  victim loses one restart cost (`schedmate.policies.delay.preemption`). With
+  `preemption.guard_pay` = k > 0 (off by default) a claim is made only when it pays (the holder's wait
+  for its victims saved is at least k x the victims x its own run), or once the holder is **overdue**:
+  jobs that started while it held the reservation took `guard_backstop` times its GPUs, or it queued the
+  age cap (`overdue`). Among alike jobs no claim pays and the oldest job is not passed, so claims stop
+  time-slicing; a big job that small ones keep passing is overdue soon and claims: it cannot starve.
 * **Protection**: it reserves the nodes its consolidated placement would take (the most-free nodes, up
   to its GPU count, of the rack that was closest to holding it: the most free GPUs among racks big
   enough; of the whole cluster for a job no rack can hold). The other jobs may not use their free GPUs,
