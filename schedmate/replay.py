@@ -309,7 +309,8 @@ def _replay_command(
         help="Policy option KEY=VALUE, repeatable. delay / delay-tuned: any DelayConfig field "
              "(node_factor, rack_factor, age_cap_s, load_aware, locality_first, network_aware, ...), "
              "preemption=true|false, migration=true|false, preemption.FIELD / migration.FIELD of their "
-             "configs (e.g. preemption.guard_victims=0, migration.gain_factor=4), order=NAME.")] = None,
+             "configs (e.g. preemption.guard_victims=0, preemption.guard_pay=0.25: the guard's claims "
+             "only when they pay, with the guard_backstop; migration.gain_factor=4), order=NAME.")] = None,
 ) -> None:
     try:
         result = replay(

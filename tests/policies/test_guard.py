@@ -123,20 +123,71 @@ def test_a_holder_that_waits_far_longer_than_jobs_do_now_keeps_its_free_gpus():
     assert idle_while_waiting(eager) > 0.0
 
 
+@pytest.mark.parametrize("pay", [0.0, 1.0])
 @pytest.mark.parametrize("annotator", ["oracle", "none"])
-def test_a_big_job_arriving_into_a_backlog_is_served_in_its_turn_not_after_the_flood(annotator):
+def test_a_big_job_arriving_into_a_backlog_is_served_in_its_turn_not_after_the_flood(annotator, pay):
     # 1 x 4 GPUs overloaded 1.5x for 40 h by 1-GPU jobs of an hour (one every 10 min), long enough to
     # be claimed; a 4-GPU job arrives at 10 h, when 20 jobs are queued. Every queued job passes its
     # small cost point (1 x its GPU-time / 4 GPUs), so the reservation goes in order of queueing: the
     # big job holds it once the jobs queued before it have started, about 5 h later, and claims its
     # node. The 60 jobs submitted before it bound its wait at 60 x 1 h / 4 GPUs. Without a guard it
-    # waits until the flood ends and its backlog drains.
+    # waits until the flood ends and its backlog drains. With claims that must pay (`guard_pay`) its
+    # claims do not pay (an hour-long victim's remaining run is shorter than the big job's), but jobs
+    # pass it while it holds the reservation, and once they took its 4 GPUs (`guard_backstop`) it is
+    # overdue and claims: it cannot starve.
     stream = [job(f"q{i:04d}", 600.0 * i, 1, 3600.0) for i in range(240)]
     big = job("big", 10 * 3600.0, 4, 1000.0)
     off = run([big, *stream], cluster(1, 4, 1), DelayConfig(load_aware=False, guard="age", age_cap_s=BIG), annotator)
     assert state(off, "big").first_start > 40 * 3600.0
     cfg = DelayConfig(load_aware=False, guard="cost", guard_factor=1.0, age_cap_s=BIG)
-    sim = run([big, *stream], cluster(1, 4, 1), cfg, annotator)
+    sim = run([big, *stream], cluster(1, 4, 1), cfg, annotator, NetworkPreemptionConfig(guard_pay=pay))
     ahead = sum(j.submit_time < big.submit_time for j in stream)
     assert state(sim, "big").first_start <= big.submit_time + ahead * 3600.0 / 4 + 3600.0
     assert all(js.status is Status.done for js in sim.jobs)
+
+
+@pytest.mark.parametrize("annotator", ["oracle", "none"])
+def test_under_a_flood_of_alike_jobs_claims_that_must_pay_stop_no_job_and_idle_no_gpu(annotator):
+    # The same backlog without the big job: 1 x 4 GPUs overloaded 1.5x for 40 h by 1-GPU jobs of an
+    # hour. The oldest waiting job holds the reservation once past its cost point (20 x 1 h / 4 GPUs).
+    # Claiming always stops a running job to start one just like it: time-slicing, which only raises
+    # the mean JCT. A claim that must pay never does (the victim's remaining run is shorter than the
+    # holder's whole run), and no job passes the holder (it starts with the next GPU to free), so the
+    # backstop never fires: the replay is exactly the one without a guard.
+    stream = [job(f"q{i:04d}", 600.0 * i, 1, 3600.0) for i in range(240)]
+    off = run(stream, cluster(1, 4, 1), DelayConfig(load_aware=False, guard="age", age_cap_s=BIG), annotator)
+    always = run(stream, cluster(1, 4, 1), DelayConfig(load_aware=False), annotator)
+    paying = run(stream, cluster(1, 4, 1), DelayConfig(load_aware=False), annotator,
+                 NetworkPreemptionConfig(guard_pay=1.0))
+
+    def mean_jct(sim: Simulator) -> float:
+        return sum(js.end_time - js.job.submit_time for js in sim.jobs) / len(sim.jobs)
+
+    assert sum(js.preemptions for js in always.jobs) > 0 and mean_jct(always) > mean_jct(off)
+    assert sum(js.preemptions for js in paying.jobs) == 0
+    assert idle_while_waiting(paying) == idle_while_waiting(off) == 0.0
+    assert [js.first_start for js in paying.jobs] == [js.first_start for js in off.jobs]
+
+
+def test_a_claim_pays_when_the_victim_would_hold_the_holder_back_longer_than_the_holder_runs():
+    # 1 x 4 GPUs, a 2-GPU job runs for the first 600 s. A 4-GPU job arrives at 1 s, a 2-GPU job at 2 s
+    # passes it, and the 4-GPU job may hold the reservation a little later (guard_factor 0.03: after
+    # 0.03 x its run). If the passer runs 10 h and the holder 1 h, stopping the passer (its 9+ h left
+    # against the holder's hour) pays: the holder claims it once it has run the 30-minute minimum. The
+    # other way round (holder 10 h, passer 1 h) no claim pays, no job passed it while it held the
+    # reservation (not overdue), and the holder waits for the passer to end. (A job arriving at 1900 s
+    # makes the scheduling pass in which the claim is made or not.)
+    spec = cluster(1, 4, 1)
+    cfg = DelayConfig(load_aware=False, guard_factor=0.03)
+    pay = NetworkPreemptionConfig(guard_pay=1.0)
+
+    def jobs(holder_s: float, passer_s: float) -> list[Job]:
+        return [job("first", 0.0, 2, 600.0), job("holder", 1.0, 4, holder_s), job("passer", 2.0, 2, passer_s),
+                job("late", 1900.0, 4, 100.0)]
+
+    sim = run(jobs(3600.0, 36000.0), spec, cfg, "oracle", pay)
+    assert state(sim, "passer").preemptions == 1
+    assert state(sim, "holder").first_start == 1900.0
+    sim = run(jobs(36000.0, 3600.0), spec, cfg, "oracle", pay)
+    assert sum(js.preemptions for js in sim.jobs) == 0
+    assert state(sim, "holder").first_start == pytest.approx(2.0 + 3600.0)

@@ -25,7 +25,12 @@ anywhere would turn the policy into scatter exactly when spreading costs most.
 * **Claims**: with the `network` preemption the holder does not wait for its nodes to drain: it claims
   them, stopping up to `guard_victims` jobs that passed it (`guard_claims`: by default the jobs on its
   nodes that started after it began queueing, any sensitivity) and have run the minimum interval; each
-  victim loses one restart cost (`schedmate.policies.delay.preemption`).
+  victim loses one restart cost (`schedmate.policies.delay.preemption`). With
+  `preemption.guard_pay` = k > 0 (off by default) a claim is made only when it pays (the holder's wait
+  for its victims saved is at least k x the victims x its own run), or once the holder is **overdue**:
+  jobs that started while it held the reservation took `guard_backstop` times its GPUs, or it queued the
+  age cap (`overdue`). Among alike jobs no claim pays and the oldest job is not passed, so claims stop
+  time-slicing; a big job that small ones keep passing is overdue soon and claims: it cannot starve.
 * **Protection**: it reserves the nodes its consolidated placement would take (the most-free nodes, up
   to its GPU count, of the rack that was closest to holding it: the most free GPUs among racks big
   enough; of the whole cluster for a job no rack can hold). The other jobs may not use their free GPUs,
@@ -66,9 +71,13 @@ class GuardRule(ABC):
     waits much longer than jobs do now, `StarvationGuard.protects`)."""
 
     @abstractmethod
+    def point(self, js: JobState, guard: StarvationGuard, cluster: ClusterState) -> float:
+        """Seconds of queueing after which the rule lets `js` hold the reservation (inf: only the age cap)."""
+
     def may_hold(self, js: JobState, guard: StarvationGuard, cluster: ClusterState, now: float) -> bool:
         """Asked for every job left unplaced in a pass; a holder keeps the reservation until it starts,
         or until a job that has queued longer may hold it."""
+        return guard.timers.queued(js, now) >= self.point(js, guard, cluster)
 
 
 GUARD_RULES: Registry[GuardRule] = Registry("starvation guard rule")
@@ -88,8 +97,8 @@ class AgeCap(GuardRule):
     name = "age"
     always_protects = True
 
-    def may_hold(self, js: JobState, guard: StarvationGuard, cluster: ClusterState, now: float) -> bool:
-        return False
+    def point(self, js: JobState, guard: StarvationGuard, cluster: ClusterState) -> float:
+        return math.inf
 
 
 @GUARD_RULES.register("cost")
@@ -98,10 +107,9 @@ class ReservationCost(GuardRule):
 
     name = "cost"
 
-    def may_hold(self, js: JobState, guard: StarvationGuard, cluster: ClusterState, now: float) -> bool:
+    def point(self, js: JobState, guard: StarvationGuard, cluster: ClusterState) -> float:
         t = guard.timers
-        limit = t.guard_factor() * job_work(js, t) / max(1, cluster.total_gpus)
-        return t.queued(js, now) >= limit
+        return t.guard_factor() * job_work(js, t) / max(1, cluster.total_gpus)
 
 
 class StarvationGuard:
@@ -122,6 +130,8 @@ class StarvationGuard:
         self._waits: deque[float] = deque(maxlen=timers.config.guard_window)
         """How long the last `guard_window` jobs to start had queued (moves excluded)."""
         self._typical: float | None = None
+        self._passed = 0
+        """GPUs of the jobs that started while the current holder held the reservation."""
 
     def reset(self) -> None:
         self._reserved = None
@@ -130,6 +140,7 @@ class StarvationGuard:
         self._shadow = None
         self._waits.clear()
         self._typical = None
+        self._passed = 0
 
     def typical_wait(self) -> float:
         """The median wait of the last `guard_window` jobs to start (0 before any started)."""
@@ -159,6 +170,9 @@ class StarvationGuard:
             return
         self._waits.append(self.timers.queued(js, now))
         self._typical = None
+        r = self._reserved
+        if r is not None and r is not js and r.status is Status.waiting:
+            self._passed += js.num_gpus
 
     def note_stopped(self, js: JobState) -> None:
         self._running.pop(js.idx, None)
@@ -171,6 +185,15 @@ class StarvationGuard:
     def may_hold(self, js: JobState, cluster: ClusterState, now: float) -> bool:
         """May `js` hold the reservation: has it queued `age_cap_s`, or does its rule say so?"""
         return self.timers.queued(js, now) >= self.timers.config.age_cap_s or self.rule.may_hold(js, self, cluster, now)
+
+    def overdue(self, js: JobState, now: float) -> bool:
+        """Has the queue passed the holder `js` (jobs that started while it held the reservation took
+        `guard_backstop` times its GPUs), or has it queued the age cap? Then its claims need not pay
+        (`NetworkPreemptionConfig.guard_pay`): the starvation backstop."""
+        cfg = self.timers.config
+        if self.timers.queued(js, now) >= cfg.age_cap_s:
+            return True
+        return self._holder() is js and self._passed >= cfg.guard_backstop * js.num_gpus
 
     def _holder(self) -> JobState | None:
         r = self._reserved
@@ -255,6 +278,7 @@ class StarvationGuard:
         r = self._holder()
         if r is None or (self.timers.queued(js, now), -js.idx) > (self.timers.queued(r, now), -r.idx):
             self._reserved = js
+            self._passed = 0
             racks = [rk for rk, nodes in sorted(cluster.nodes_in_rack.items())
                      if sum(cluster.capacity[n] for n in nodes) >= js.num_gpus]
             # the rack closest to holding it now; it keeps that rack until it starts

@@ -15,6 +15,16 @@ sensitivity) that passed it while it waited and have run the minimum interval. `
 passed it: `passed` (default), the jobs that started after it began queueing, latest started first;
 `lower`, the jobs lower in the queue order, lowest first (the rule until session 4: under overload the
 jobs on the reserved nodes had often been submitted before the holder, so its nodes drained, idle).
+
+**Claims that pay** (`guard_pay` = k > 0, off by default): a claim swaps the holder ahead of its
+victims. It saves the holder the wait for them to end (about the longest expected remaining run among
+them) and adds about the holder's run (plus the lost progress) to each victim's completion, so it
+lowers the sum of completion times only when `saved >= k x victims x (holder's duration + restart)`
+with k = 1 (the exchange argument of shortest-remaining-first). Among alike jobs no claim pays (a
+victim's remaining run is shorter than the holder's whole run): claims then only time-slice. So that
+no job starves, the **backstop**: once the queue has passed the holder (jobs started while it held
+the reservation took `DelayConfig.guard_backstop` times its GPUs), or it queued the age cap, it claims
+as without the rule (`StarvationGuard.overdue`).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from schedmate.policies.base import PREEMPTIONS, PreemptionPolicy, QueueOrder
 from schedmate.policies.delay.timers import DelayTimers
+from schedmate.policies.estimates import predicted_duration, predicted_remaining
 from schedmate.policies.placements import consolidated, is_consolidated, min_nodes_needed, within_one_rack
 from schedmate.sim.state import ClusterState, JobState, Placement
 
@@ -46,10 +57,19 @@ class NetworkPreemptionConfig:
     guard_claims: str = "passed"
     """Which running jobs passed the holder: `passed`, those that started after it began queueing;
     `lower`, those lower in the queue order."""
+    guard_pay: float = 0.0
+    """k > 0: the holder claims only when the claim pays, i.e. the time it would wait for the victims
+    to end (the longest expected remaining run among them) is at least k x the victims' number x (its
+    expected duration + `restart_s`), the time the claim adds to their completions; or once it is
+    overdue (`DelayConfig.guard_backstop`). 0: every claim (the rule of session 5)."""
+    restart_s: float = 60.0
+    """The progress a victim loses when stopped, for `guard_pay` (`ReplayConfig.restart_cost_s`'s default)."""
 
     def __post_init__(self) -> None:
         if self.guard_claims not in ("passed", "lower"):
             raise ValueError(f"guard_claims must be passed or lower, got {self.guard_claims!r}")
+        if self.guard_pay < 0 or self.restart_s < 0:
+            raise ValueError("guard_pay and restart_s must be >= 0")
 
 
 @PREEMPTIONS.register("network")
@@ -157,10 +177,29 @@ class NetworkPreemption(PreemptionPolicy):
             return None
         used = {n for n, _ in where}
         needed = [v for v in chosen if any(n in used for n, _ in v.placement)]
-        if len(needed) > self.config.guard_victims:
+        if len(needed) > self.config.guard_victims or not self._pays(js, needed, cluster, now):
             return None
         self.claims += 1
         return needed, where
+
+    def _pays(self, js: JobState, victims: list[JobState], cluster: ClusterState, now: float) -> bool:
+        """Does stopping `victims` for the holder `js` pay (`guard_pay`), or is `js` overdue (backstop)?
+        Without estimates: the holder's duration is the mean finished run, a victim's remaining run the
+        mean residual of the finished runs longer than it has run (`DelayTimers.mean_residual`)."""
+        k = self.config.guard_pay
+        assert self.placement is not None
+        if k <= 0 or self.placement.guard.overdue(js, now):
+            return True
+        t = self.timers
+        d = predicted_duration(js)
+        own = t.mean_duration() if d is None else d
+
+        def rest(v: JobState) -> float:
+            r = predicted_remaining(v, now)
+            return t.mean_residual(v.executed_at(now)) if r is None else r
+
+        saved = max(rest(v) for v in victims)
+        return saved >= k * len(victims) * (own + self.config.restart_s)
 
     def _find(
         self, js: JobState, running: Iterable[JobState], cluster: ClusterState, order: QueueOrder, now: float

@@ -88,6 +88,12 @@ class DelayConfig:
     jobs to start, i.e. when it waits much longer than jobs do now; before that it may only claim its
     nodes. (Under the `age` rule it always does.)"""
     guard_window: int = 100
+    guard_backstop: float = 1.0
+    """When the guard's claims must pay (`NetworkPreemptionConfig.guard_pay` > 0), a holder that jobs
+    started after it began queueing have passed, while it held the reservation, with this many times its
+    GPU count in all, claims whether or not the claim pays (as it does after the age cap): the starvation
+    backstop. A job the queue does not pass (e.g. the oldest of alike jobs) is never overdue: it starts
+    with the next GPUs to free."""
     load_aware: bool = True
     """Timers grow with the queue: x (1 + GPUs asked for by waiting jobs / cluster GPUs). A spread job's
     slowdown also holds GPUs the jobs queued behind it could use, which matters only under load."""
@@ -104,8 +110,8 @@ class DelayConfig:
             raise ValueError("delay timers must be >= 0")
         if not 0.0 <= self.default_sensitivity <= 1.0:
             raise ValueError("default_sensitivity must be in [0, 1]")
-        if self.guard_window < 1 or self.guard_wait_factor < 0:
-            raise ValueError("guard_window must be >= 1 and guard_wait_factor >= 0")
+        if self.guard_window < 1 or self.guard_wait_factor < 0 or self.guard_backstop < 0:
+            raise ValueError("guard_window must be >= 1, guard_wait_factor and guard_backstop >= 0")
 
 
 class DelayTimers:
@@ -120,6 +126,8 @@ class DelayTimers:
         with `set_runs`."""
         self.runs_total = 0.0
         """Their sum (for `mean_duration`)."""
+        self._suffix: list[float] | None = None
+        """Suffix sums of `finished_runs` (for `mean_residual`), rebuilt when a run is added."""
         self.pressure = 1.0
         """Queue pressure the timers are multiplied by (`load_aware`; set by the placement each pass)."""
         self.cross_rack = 1.0
@@ -147,10 +155,28 @@ class DelayTimers:
             bisect.insort(self.finished_runs, run_s)
             self.runs_total += run_s
 
+    def mean_residual(self, ran_s: float) -> float:
+        """The expected remaining run of a job without an estimate that has run `ran_s`: the mean of the
+        finished runs longer than that, minus `ran_s` (the mean run when none is that long; the assumed
+        duration minus `ran_s` before any job finished; at least 0)."""
+        runs = self.finished_runs
+        if not (self.config.learn_duration and runs):
+            return max(0.0, self.config.assumed_duration_s - ran_s)
+        if self._suffix is None or len(self._suffix) != len(runs) + 1:
+            suffix = [0.0] * (len(runs) + 1)
+            for i in range(len(runs) - 1, -1, -1):
+                suffix[i] = suffix[i + 1] + runs[i]
+            self._suffix = suffix
+        i = bisect.bisect_right(runs, ran_s)
+        if i == len(runs):  # it has run longer than any finished run: no evidence, the mean run
+            return self.mean_duration()
+        return max(0.0, self._suffix[i] / (len(runs) - i) - ran_s)
+
     def set_runs(self, runs: list[float]) -> None:
         """Start from these observed run times (sorted), e.g. none before a replay."""
         self.finished_runs = list(runs)
         self.runs_total = sum(runs)
+        self._suffix = None
 
     def default_duration(self) -> float:
         """D for a job without a duration estimate: the median observed run time, else the assumed one."""
