@@ -19,8 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from schedmate.codeprof.config_factories import (config_functions, factory_bases, factory_names, is_config_module,
-                                                 module_bases)
+from schedmate.codeprof.config_factories import (
+    config_functions,
+    factory_bases,
+    factory_names,
+    is_config_module,
+    module_bases,
+)
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
 
 MAX_BASES = 24

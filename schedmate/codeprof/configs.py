@@ -50,12 +50,12 @@ def parse_config(path: str, text: str) -> dict[str, Any]:
     try:
         if low.endswith((".yaml", ".yml")):
             try:
-                data = yaml.load(text, Loader=_TolerantLoader)  # noqa: S506 - a SafeLoader subclass
+                data = yaml.load(text, Loader=_TolerantLoader)
             except yaml.YAMLError:
                 repaired = _missing_commas(text)  # a JSON-style YAML with a forgotten comma (GPT-NeoX configs)
                 if repaired == text:
                     raise
-                data = yaml.load(repaired, Loader=_TolerantLoader)  # noqa: S506 - a SafeLoader subclass
+                data = yaml.load(repaired, Loader=_TolerantLoader)
         elif low.endswith(".json"):
             data = json.loads(text)
         elif low.endswith(".toml"):

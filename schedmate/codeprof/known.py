@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from schedmate.codeprof.known_models import KNOWN_MODELS, SCALES
+from schedmate.codeprof.known_models import KNOWN_MODELS, SCALES  # noqa: F401 - SCALES is read as known.SCALES
 
 # identifier keyword -> family (order matters: first hit wins)
 FAMILY_KEYWORDS: tuple[tuple[str, str], ...] = (

@@ -154,4 +154,4 @@ def _prompt_id_for(version: str) -> str:
     return f"{PROMPT_ID}.v{version}"
 
 
-__all__ = ["ASKABLE", "FIELDS_PER_CALL", "LLMOutcome", "PROMPT_ID", "_vote", "build_context", "check_answer", "field_model", "open_fields", "run_llm_pass"]
+__all__ = ["ASKABLE", "FIELDS_PER_CALL", "PROMPT_ID", "LLMOutcome", "_vote", "build_context", "check_answer", "field_model", "open_fields", "run_llm_pass"]

@@ -76,7 +76,7 @@ _ARITH = {
 
 # an item unpacked from a distributed-setup call (`get_dist_info()`, `init_dist_slurm(...)`,
 # `getattr(common_utils, 'init_dist_%s' % launcher)(...)`), and the names that mean the world size
-_DIST_SETUP = re.compile(r"__unpacked__\(\d+, .*(dist_info|init_dist|init_distributed|setup_dist|dist_init)", re.S)
+_DIST_SETUP = re.compile(r"__unpacked__\(\d+, .*(dist_info|init_dist|init_distributed|setup_dist|dist_init)", re.DOTALL)
 _WORLD_NAME = re.compile(r"world_size|world|total_gpus|num_gpus|n_gpus|ngpus|gpu_num|num_replicas|num_processes")
 
 

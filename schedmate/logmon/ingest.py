@@ -226,8 +226,7 @@ def normalize_line(raw: str, lineno: int) -> LogLine:
         raw = segs[-1] if segs else ""
     if len(raw) > MAX_LINE_CHARS:
         raw = raw[:MAX_LINE_CHARS]
-    if raw.startswith("> "):
-        raw = raw[2:]  # a log pasted as a markdown quote (an issue, a chat): the line is what follows the mark
+    raw = raw.removeprefix("> ")  # a log pasted as a markdown quote (an issue, a chat): the line is what follows the mark
     if "\x1b" in raw:
         raw = _ANSI.sub("", raw)
     if not raw.isprintable():

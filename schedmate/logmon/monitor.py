@@ -25,6 +25,7 @@ from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
 from schedmate.logmon.matching import RuleSet
 from schedmate.logmon.progress import ProgressTracker, line_values, own_or_previous_label
+from schedmate.logmon.records import CsvRecords, RepeatedCounter
 from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
 from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_injection: re-exported
     Assistant,
@@ -36,7 +37,6 @@ from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_inject
 )
 from schedmate.logmon.rules import BENIGN_RULES, builtin_rules
 from schedmate.logmon.store import RuleStore, family_fingerprint
-from schedmate.logmon.records import CsvRecords, RepeatedCounter
 from schedmate.logmon.tables import TableReader, inline_pairs, nonfinite_loss
 from schedmate.records import DurationEstimate, FailureCategory
 

@@ -85,4 +85,4 @@ def detect_format(path: Path) -> str:
                                             f"{', '.join(sorted(LOADERS))}"))
 
 
-__all__ = ["AcmeLoader", "Alibaba2023Loader", "CsvLoader", "GAVEL_COLUMNS", "GavelLoader", "HeliosLoader", "LOADERS", "PAI_COLUMNS", "Pai2020Loader", "PhillyLoader", "_workload", "detect_format", "gavel_base_type", "gavel_steps_per_second", "gpu_class"]
+__all__ = ["GAVEL_COLUMNS", "LOADERS", "PAI_COLUMNS", "AcmeLoader", "Alibaba2023Loader", "CsvLoader", "GavelLoader", "HeliosLoader", "Pai2020Loader", "PhillyLoader", "_workload", "detect_format", "gavel_base_type", "gavel_steps_per_second", "gpu_class"]

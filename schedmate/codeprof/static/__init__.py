@@ -25,6 +25,7 @@ from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static.batch import BatchMixin
 from schedmate.codeprof.static.config_files import ConfigFilesMixin
 from schedmate.codeprof.static.devices import DevicesMixin
+from schedmate.codeprof.static.fit_calls import FitCallsMixin
 from schedmate.codeprof.static.libraries import Library
 from schedmate.codeprof.static.model import ModelMixin
 from schedmate.codeprof.static.names import (
@@ -37,7 +38,6 @@ from schedmate.codeprof.static.names import (
 from schedmate.codeprof.static.parallel import ParallelMixin
 from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
-from schedmate.codeprof.static.fit_calls import FitCallsMixin
 from schedmate.codeprof.static.runtime import RuntimeMixin
 
 # a gradient-accumulation setting or call (`gradient_accumulation_steps`, `accum_iter`, `update_freq`,
