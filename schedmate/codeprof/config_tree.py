@@ -19,13 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from schedmate.codeprof.config_factories import (
-    config_functions,
-    factory_bases,
-    factory_names,
-    is_config_module,
-    module_bases,
-)
+from schedmate.codeprof import config_factories
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
 
 MAX_BASES = 24
@@ -300,13 +294,13 @@ def ml_collections_config(text: str) -> dict[str, Any]:
     out = python_config(text)
     globals_ = {k: v for k, v in out.items() if not isinstance(v, dict)}
     bases: list[str] = []
-    factories = frozenset(factory_names(tree))
-    for fn in config_functions(tree):  # `get_config()`, or a shared-defaults module's one ConfigDict builder
+    factories = frozenset(config_factories.factory_names(tree))
+    for fn in config_factories.config_functions(tree):  # `get_config()`, or a shared-defaults module's one ConfigDict builder
         # module-level tables (`NUM_LAYERS = {'B': 12, 'L': 24}`) are readable inside the function
         tables = {k: v for k, v in out.items() if isinstance(v, dict)}
         out = merge(out, attribute_tree(fn.body, {**tables, **globals_, **_param_defaults(fn)}, factories)[0])
         if fn.name != "get_hyper":
-            bases.extend([*module_bases(tree, fn), *factory_bases(tree, fn)])
+            bases.extend([*config_factories.module_bases(tree, fn), *config_factories.factory_bases(tree, fn)])
     out = merge(out, attribute_tree(tree.body, globals_)[0])
     if bases:
         out["_base_"] = bases
@@ -323,7 +317,7 @@ def parse_any(rel: str, text: str) -> dict[str, Any]:
     low = rel.lower()
     try:
         if low.endswith(".py"):
-            return ml_collections_config(text) if is_config_module(text) else python_config(text)
+            return ml_collections_config(text) if config_factories.is_config_module(text) else python_config(text)
         if low.endswith(".gin"):
             return gin_config(text)
     except SyntaxError as e:
