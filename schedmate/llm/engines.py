@@ -55,7 +55,7 @@ def engine_spec(engine: str, gpu: bool | None = None) -> dict:
             "packages": ["llama-cpp-python[server]==0.3.36"],
             "uninstall": [],
             # LLAVA_BUILD=OFF: no multimodal (mtmd) library, which text serving never loads; a tenth of the
-            # compile on a fresh machine.
+            # sources compiled on a fresh machine (by size).
             "env": {
                 "CMAKE_ARGS": "-DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_CUDA=OFF -DGGML_METAL=OFF -DLLAMA_CURL=OFF "
                 "-DLLAVA_BUILD=OFF",
