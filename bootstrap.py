@@ -115,6 +115,7 @@ def local_servers() -> None:
 
 
 def home() -> Path:
+    # the same rule as schedmate.llm.artifacts.schedmate_home, which this stdlib-only script cannot import
     return Path(os.environ.get("SCHEDMATE_HOME") or "~/.schedmate").expanduser()
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
@@ -309,6 +310,15 @@ def split_of(key: str) -> Literal["dev", "test"]:
     corpus: the parity of the sha256 of the lower-cased key (of the repository's first name in the corpus
     when it has two, `SAME_REPOSITORY`)."""
     return "test" if int(hashlib.sha256(canonical_key(key).encode()).hexdigest(), 16) % 2 else "dev"
+
+
+def warn_unbuilt(ids: list[str], built: Any, what: str, hint: str = "run rebuild.py") -> None:
+    """Say on stderr which of `ids` the cache does not hold, so a score on fewer items is never silent."""
+    missing = [i for i in ids if i not in built]
+    if missing:
+        more = " ..." if len(missing) > 5 else ""
+        print(f"{len(missing)} of {len(ids)} {what} not built ({hint}), scored without them: "
+              f"{', '.join(missing[:5])}{more}", file=sys.stderr)
 
 
 def _read_shards(kind: str, model: type[BaseModel]) -> list[Any]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from eval.realjobs.corpus import CODE_FIELDS, CodeItem, load_code_items, split_of
+from eval.realjobs.corpus import CODE_FIELDS, CodeItem, load_code_items, split_of, warn_unbuilt
 from eval.realjobs.rebuild import default_out
 
 MODES = ("static", "llm", "agent")
@@ -150,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         items = [it for it in items if a.only in it.id]
     if a.sample > 1:
         items = sorted(items, key=lambda it: it.id)[:: a.sample]
-    missing = [it.id for it in items if it.id not in index]
-    if missing:
-        print(f"{len(missing)} items not built (run rebuild.py): {', '.join(missing[:5])}...", file=sys.stderr)
+    warn_unbuilt([it.id for it in items], index, "launch setups")
     df = evaluate(items, index, a.modes, a.start)
     if df.empty:
         print("no items to score", file=sys.stderr)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from eval.realjobs.corpus import LogItem, load_log_items, split_of
+from eval.realjobs.corpus import LogItem, load_log_items, split_of, warn_unbuilt
 from eval.realjobs.rebuild import default_out
 
 ITERATION_TOLERANCE = 0.20
@@ -61,11 +61,8 @@ def evaluate_logs(split: str | None = "test", use_llm: bool = False, cache: Path
     index = load_log_index(cache or default_out())
     chosen = items if items is not None else load_log_items(None if split in (None, "all") else split)
     rows: list[dict[str, Any]] = []
-    missing = [it.id for it in chosen if it.id not in index]
-    if missing:  # scored on fewer logs than the split holds: say so, never silently
-        print(f"{len(missing)} of {len(chosen)} logs not built (run rebuild.py; issue excerpts need "
-              f"`rebuild recover-excerpt`), scored without them: {', '.join(missing[:5])}"
-              f"{' ...' if len(missing) > 5 else ''}", file=sys.stderr)
+    warn_unbuilt([it.id for it in chosen], index, "logs",
+                 "run rebuild.py; issue excerpts need `rebuild recover-excerpt`")
     for it in chosen:
         if it.id not in index:
             continue

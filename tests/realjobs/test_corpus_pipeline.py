@@ -143,3 +143,13 @@ def test_an_issue_excerpt_needs_a_find_query_and_a_file_log_has_none():
     with pytest.raises(ValueError, match="find"):
         LogSource(origin={"repo": "o/r", "commit": "a" * 40}, path="log.txt", sha256=sha("x"),
                   excerpt_sha256=sha("x"), find="q")
+
+
+def test_items_missing_from_the_cache_are_named_on_stderr_not_skipped_in_silence(capsys):
+    from eval.realjobs.corpus import warn_unbuilt
+
+    warn_unbuilt(["a", "b", "c"], {"b": "x"}, "logs")
+    err = capsys.readouterr().err
+    assert "2 of 3 logs not built" in err and "a, c" in err
+    warn_unbuilt(["b"], {"b": "x"}, "logs")
+    assert capsys.readouterr().err == ""
