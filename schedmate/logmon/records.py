@@ -3,7 +3,8 @@
 - a counter repeated from line to line (`Step: 4000. Mean Reward: 1.2`, a JSON record `{"reward": 3.1, "step":
   20000}`): a line with a step key and other numbers is progress once the same key has grown from one such line
   to the next (one line alone may be a setup message: `Step: 2. Building the index, 3 files`; a counter that
-  does not grow is no counter);
+  does not grow is no counter); a line with the counter alone (`current step: 41th step`, each line followed by
+  its loss line) is progress once ALONE_RUN such lines in a row have grown;
 - CSV metric records: a header row of names with a step column, then rows of as many cells; a cell that is a
   timestamp (`created_at`, `time`) dates its row, so the step time comes from the rows themselves.
 """
@@ -17,6 +18,9 @@ from schedmate.logmon.ingest import LogLine, parse_timestamp
 from schedmate.logmon.tables import STEP_KEYS, field_of_key, fields_of, norm_key, parse_value
 
 Emit = list[tuple[dict[str, float], LogLine]]
+ALONE_RUN = 3
+"""Counter-only lines whose value grew this many times in a row establish the counter (one or two may be
+set-up messages: `Step: 2. Building the index`)."""
 
 
 class RepeatedCounter:
@@ -27,13 +31,15 @@ class RepeatedCounter:
         self._last: float | None = None
         self._pending: tuple[dict[str, float], LogLine] | None = None
         self._live = False
+        self._alone: Emit = []
+        self._alone_key: str | None = None
 
     def offer(self, pairs: list[tuple[str, str]], ll: LogLine) -> Emit:
         key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
         if key is None:
             return []
         if not any(k != key and parse_value(v) is not None for k, v in pairs) and not (self._live and key == self._key):
-            return []  # the counter alone: only once it is established (`Step: 24000. No episode completed.`)
+            return self._offer_alone(key, pairs, ll)  # the counter alone: only once it is established
         values = fields_of(pairs, evidence=False)
         if values is None:
             return []
@@ -47,6 +53,21 @@ class RepeatedCounter:
         else:
             self._live, self._pending = False, (values, ll)
         self._key, self._last = key, step
+        return out
+
+    def _offer_alone(self, key: str, pairs: list[tuple[str, str]], ll: LogLine) -> Emit:
+        values = fields_of([p for p in pairs if p[0] == key], evidence=False)
+        if values is None:
+            return []
+        run = self._alone
+        if not run or key != self._alone_key or values["step"] <= run[-1][0]["step"]:
+            run.clear()
+        self._alone_key = key
+        run.append((values, ll))
+        if len(run) < ALONE_RUN:
+            return []
+        self._key, self._last, self._live, self._pending = key, values["step"], True, None
+        out, self._alone = list(run), []
         return out
 
 

@@ -31,8 +31,9 @@ _NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 
 STEP_KEYS: tuple[str, ...] = ("training_iteration", "iterations", "iteration", "iter", "iters", "global_step",
                               "step", "num_updates", "n_iter", "train_step", "global_steps", "update", "updates", "nupdates",
-                              "batch_id", "batch_idx", "step_id", "iter_id")
-"""Keys of a step counter, best first (a block with several takes the first in this order)."""
+                              "batch_id", "batch_idx", "step_id", "iter_id", "episode")
+"""Keys of a step counter, best first (a block with several takes the first in this order); an RL loop's
+`episode` counts only when no step counter is beside it."""
 BRACKET_KEY = "_bracket"
 COUNTED_KEYS: tuple[str, ...] = ("batch", "batches", BRACKET_KEY)
 """Keys that are a step counter only with a total (`batch (100/4495)`, a bare `[2087/7312]`): `batch: 32` alone is
@@ -159,16 +160,27 @@ _KEYED_COUNTER = re.compile(r"(?<![\w/.])([A-Za-z_]\w*) ?[(\[] ?(\d+) ?/ ?(\d+) 
 # a bare `[2087/7312]` or `(996/1926)` (not a date `[10/17/2025`, not inside a path or a longer fraction, not
 # `[2/3 12:00]`); the brackets must pair up
 _BARE_COUNTER = re.compile(r"(?<![\w/])(?:\[ ?(\d+) ?/ ?(\d+) ?\]|\( ?(\d+) ?/ ?(\d+) ?\))(?!/)")
+# a counter word then its whole number without a colon: `Episode 10 | Avg Reward: 8.4`, `Iter 120  loss=2.3`,
+# `iteration 500, lr 0.1`, `step 40/200 - loss 0.9`; a field separator (`|`, `,`, `;`, ` - `, two spaces, the
+# line's end) must follow, so a phrase (`step 2 of the setup`), a decimal (`Step 1.5`), a clock (`Iter 12:30`),
+# a date or a version (`update 2024-05-01`, `step 3.1.0`) is not a counter
+_SPACED_COUNTER = re.compile(r"(?<![\w/.\-])(step|iter|iters|iteration|update|episode|epoch) +(\d+)(?:/(\d+))?"
+                             r"(?=\s*[|,;]|\s+-\s|\s{2,}|\s*$)", re.IGNORECASE)
 # a number written with a magnitude suffix (`Step: 425k`, `1.2M`): rounded, so never an exact counter
 _ROUNDED = re.compile(r"[kKMB](?![A-Za-z])")
 
 
 def inline_pairs(text: str) -> list[tuple[str, str]]:
     """The `key: number` / `key=number` pairs of a line (a `x/y` value kept whole), then the counters written
-    without a colon: `Epoch (1/20)`, and bare `[x/y]` (key `_bracket`) with x <= y."""
+    without a colon: `Episode 10 |`, `Epoch (1/20)`, and bare `[x/y]` (key `_bracket`) with x <= y."""
     pairs = [(norm_key(m[1]), m[2] + (f"/{m[3]}" if m[3] else "")) for m in _INLINE.finditer(text)
              if not (_ROUNDED.match(text, m.end()) and norm_key(m[1]) in STEP_KEYS)]
     seen = {k for k, _ in pairs}
+    for m in _SPACED_COUNTER.finditer(text):
+        k = norm_key(m[1])
+        if k not in seen and (m[3] is None or int(m[2]) <= int(m[3])):
+            pairs.append((k, m[2] + (f"/{m[3]}" if m[3] else "")))
+            seen.add(k)
     for m in _KEYED_COUNTER.finditer(text):
         k = norm_key(m[1])
         if k not in seen and int(m[2]) <= int(m[3]):
