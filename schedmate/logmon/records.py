@@ -5,7 +5,8 @@
   to the next (one line alone may be a setup message: `Step: 2. Building the index, 3 files`; a counter that
   does not grow is no counter); a line with the counter alone (`current step: 41th step`, each line followed by
   its loss line) is progress once ALONE_RUN such lines in a row have grown;
-- CSV metric records: a header row of names with a step column, then rows of as many cells; a cell that is a
+- CSV metric records (comma-, tab- or space-aligned): a header row of names with a step column, then rows of as many
+  cells; a cell that is a
   timestamp (`created_at`, `time`) dates its row, so the step time comes from the rows themselves.
 """
 
@@ -75,6 +76,22 @@ _NAME = re.compile(r"^[A-Za-z_][\w/.\-]*$")
 _TIME_COLUMN = re.compile(r"(?:^|_)(?:created_at|timestamp|time|datetime|date|wall_?clock)$")
 
 
+def _split_record(text: str) -> list[str] | None:
+    """The cells of a comma-separated row of three or more (`step,loss,lr`; prose has `, `) or of a row of two
+    or more cells apart by tabs or runs of spaces (`step<TAB>loss`, which reaches us as spaces, or aligned
+    columns `step    loss`); None for any other line."""
+    text = text.strip()
+    if "," not in text and _WIDE_GAP.search(text):
+        cells = _WIDE_GAP.split(text)
+        return cells if len(cells) >= 2 else None
+    if text.count(",") < 2 or ", " in text:
+        return None
+    return [c.strip() for c in text.split(",")]
+
+
+_WIDE_GAP = re.compile(r"\s{2,}|\t")
+
+
 class CsvRecords:
     """`name,name,...` header rows with a step column and the rows under them (see the module docstring)."""
 
@@ -84,11 +101,10 @@ class CsvRecords:
 
     def accept(self, ll: LogLine) -> tuple[bool, Emit]:
         """(whether the line was a header or a row of a CSV table of steps, the progress it gives)."""
-        text = ll.text.strip()
-        if text.count(",") < 2 or ", " in text:
+        cells = _split_record(ll.text)
+        if cells is None:
             self._keys = None
             return False, []
-        cells = [c.strip() for c in text.split(",")]
         if all(_NAME.match(c) for c in cells):
             keys = [norm_key(c) for c in cells]
             step = next((keys.index(k) for k in STEP_KEYS if k in keys), None)
