@@ -123,6 +123,7 @@ def _e(cat: str, name: str, pattern: str, needles: Iterable[str], cause: str, **
 
 # any unit tqdm is given (`unit="step"`, `"img"`, `"batch"`): `3.4it/s`, `1.73s/step`, `2.09 batch/s`, `8.95img/s`;
 # not the units of data work (datasets' `examples/s` and `ba/s`, bytes of a download: `10.3MB/s`)
+_WHOLE = r"\d{1,3}(?:,\d{3})+(?!\d)|\d+"  # a whole number, with or without thousands separators
 _DATA_UNIT = r"(?!(?:examples|ex|ba|[kKMGT]?i?B)/)"
 _TQDM_RATE = (rf"(?:(?P<it_s>{F}) ?{_DATA_UNIT}[A-Za-z]{{0,12}}/s\b|(?P<s_it>{F})s/[A-Za-z]{{1,12}}\b"
               rf"|\? ?{_DATA_UNIT}[A-Za-z]{{0,12}}/s\b)")
@@ -353,10 +354,14 @@ PROGRESS_RULES: list[Rule] = [
     _p("banner-total-steps", r"\bTotal (?:training |train )?steps = (?P<total_steps>\d[\d,]*)\b", ("total",),
        announces_start=True),
     _p("hf-num-epochs", r"^ *Num Epochs = (?P<total_epochs>[\d,]+)", ("num epochs",)),
+    # a total written with thousands separators is read whole (`max_steps: 6,250`, not 6)
     _p("config-max-steps", r"\b(?:max_steps|max_iters|max_update|train_iters|total_steps|training_steps)['\"]?"
-       r"(?::|=| =) ?(?P<total_steps>\d+)", ("max_", "train_iters", "total_steps", "training_steps")),
-    _p("total-steps-text", r"\btotal[ _](?:steps|iters|iterations)\b:? ?(?P<total_steps>\d+)", ("total",),
+       rf"(?::|=| =) ?(?P<total_steps>{_WHOLE})", ("max_", "train_iters", "total_steps", "training_steps")),
+    _p("total-steps-text", rf"\btotal[ _](?:steps|iters|iterations)\b:? ?(?P<total_steps>{_WHOLE})", ("total",),
        ignore_case=True),
+    # a run banner's count of steps, spaced like the `Num examples = ` lines around it: `  Num steps = 5468`
+    _p("banner-num-steps", rf"\bNum (?:train(?:ing)? |optimization )?steps = (?P<total_steps>{_WHOLE})\b",
+       ("num ",), announces_start=True),
     _p("scheduled-epochs", r"^Scheduled epochs: (?P<total_epochs>\d+)", ("scheduled epochs",)),
     _p("config-max-epochs", r"\b(?:max_epochs|num_train_epochs|max_epoch|epochs)['\"]?(?::|=| =) ?(?P<total_epochs>\d+)\b",
        ("epoch",)),
