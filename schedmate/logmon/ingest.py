@@ -12,7 +12,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
@@ -187,7 +187,7 @@ class LineNormalizer:
         out = []
         for raw in parts:
             self.lineno += 1
-            out.append(self._untag(normalize_line(raw, self.lineno)))
+            out += unglue(self._untag(normalize_line(raw, self.lineno)))
         return out
 
     def flush(self) -> list[LogLine]:
@@ -195,7 +195,7 @@ class LineNormalizer:
             return []
         raw, self._partial = self._partial, ""
         self.lineno += 1
-        return [self._untag(normalize_line(raw, self.lineno))]
+        return unglue(self._untag(normalize_line(raw, self.lineno)))
 
     def _untag(self, ll: LogLine) -> LogLine:
         """Drop a job runner's tags: bracketed groups that open this line exactly as they opened the previous
@@ -208,6 +208,20 @@ class LineNormalizer:
         if repeated and len(tags) >= 16 and _COUNTER_TAG.search(tags) is None and len(ll.text) > len(tags):
             ll.text = ll.text[len(tags):]
         return ll
+
+
+# a progress bar printed without its newline, the next message glued to its end: `... 609/6848 2.7it/s
+# 3:40<38:10WARNING ...`, `... 12/50 [00:04<00:13, 2.9it/s]Traceback (most recent call last):`; the message
+# starts with a capital letter right after the bar's remaining time (and its closing rate bracket, if any)
+_GLUED = re.compile(r"\d+/\d+ [^\n]*?<[\d:?]+(?:s|,[^\]\n]*\])?(?=[A-Z][A-Za-z]{2})")
+
+
+def unglue(ll: LogLine) -> list[LogLine]:
+    """A line that is a bar with a message glued to its end, as two lines (both with its line number)."""
+    m = _GLUED.match(ll.text) or (_GLUED.search(ll.text) if "<" in ll.text else None)
+    if m is None:
+        return [ll]
+    return [replace(ll, text=ll.text[:m.end()]), replace(ll, text=ll.text[m.end():])]
 
 
 MAX_LINE_CHARS = 4096

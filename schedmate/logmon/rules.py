@@ -148,6 +148,11 @@ BENIGN_RULES: list[Rule] = [
          ("asynchronously reported", "cuda_launch_blocking", "torch_use_cuda_dsa")),
     Rule("traceback-chain", r"^(?:During handling of the above exception, another exception occurred|The above "
          r"exception was the direct cause of the following exception):$", "benign", ("above exception",)),
+    # an out-of-memory event the program reports as a warning and works around (a fallback to the CPU, a retry,
+    # a skipped batch): `WARNING CUDA OutOfMemoryError in the assigner, using CPU`; the run goes on
+    Rule("oom-worked-around", r"(?:WARNING|[Ww]arning:)[^\n]*?(?:OutOfMemory|[Oo]ut of memory)[^\n]*?"
+         r"(?:\busing (?:the )?CPU\b|\bfall(?:ing)? ?back\b|\bretrying\b|\bskipping (?:this )?batch\b)", "benign",
+         ("warning",)),
     Rule("retry-succeeded", r"\b(?:succeeded|established|reconnected|connected|recovered)\b[^.]*?"
          r"\b(?:after|on) (?:\d+ )?(?:retr|attempt)", "benign", ("succeeded", "established", "connected",
                                                                 "recovered"), ignore_case=True),
@@ -312,6 +317,10 @@ PROGRESS_RULES: list[Rule] = [
     # Ultralytics YOLO: `  12/300   2.95G   0.3137   0.3809   0.7961   3   640: 45%|####  | 111/246 [01:02<01:15, 1.79it/s]`
     _p("ultralytics-bar", rf"^ *(?P<epoch>\d+)/(?P<total_epochs>\d+) +[\d.]+G [^|\n]*?: +\d+%\|[^|]*\| *(?P<step>\d+)/"
        rf"(?P<total_steps>\d+) \[[^\]]*?{_TQDM_RATE}", ("g ",), epoch_base=1),
+    # the same rows under the newer drawn bar (no brackets): `  1/100   15G   3.57   8.98   0.022   109   640: 9%
+    # ━─────────── 607/6848 2.7it/s 3:39<37:50`
+    _p("ultralytics-line-bar", rf"^ *(?P<epoch>\d+)/(?P<total_epochs>\d+) +[\d.]+G [^\n]*?: +\d+% [━─╸╺]+ "
+       rf"(?P<step>\d+)/(?P<total_steps>\d+) +{_TQDM_RATE}", ("━", "─"), epoch_base=1),
     # HF Trainer log dict
     _p("hf-dict", rf"^\{{'loss': (?P<loss>{F}),[^}}]*?'learning_rate': (?P<lr>{F}),[^}}]*?'epoch': (?P<epoch>{F})\}}",
        ("{'loss'",)),
@@ -319,6 +328,9 @@ PROGRESS_RULES: list[Rule] = [
     # (with the loss of its postfix: `, loss=0.41]`, `Loss=nan`, `step_loss=0.2`)
     _p("tqdm-bar", rf"(?P<step>\d+)/(?P<total_steps>\d+) \[[\d:]+<[\d:?]+, +{_TQDM_RATE}"
        rf"(?:[^\]\n]*?[ ,](?:train_|step_)?(?i:loss)=(?P<loss>{F}))?", ("<",)),
+    # a drawn bar without brackets (rich-style and newer Ultralytics bars): `Training 45% ━━━━━╸────── 90/200
+    # 3.1it/s 0:29<0:35` (a description naming evaluation makes it a side bar, `progress.side_label`)
+    _p("line-bar", rf"\d+% [━─╸╺]+ (?P<step>\d+)/(?P<total_steps>\d+) +{_TQDM_RATE} +[\d:.]+s?<", ("━", "─")),
     # a tqdm bar cut by the terminal's width before its rate: `100%|##########| 106/106 [00:15<00:00,`
     _p("tqdm-bar-cut", r"\d+%\|[^|\n]*\| *(?P<step>\d+)/(?P<total_steps>\d+) \[[\d:]+<[\d:?]+,?$", ("%|",)),
     # Megatron-LM
