@@ -3,8 +3,8 @@
 - a counter repeated from line to line (`Step: 4000. Mean Reward: 1.2`, a JSON record `{"reward": 3.1, "step":
   20000}`): a line with a step key and other numbers is progress once the same key has grown from one such line
   to the next (one line alone may be a setup message: `Step: 2. Building the index, 3 files`; a counter that
-  does not grow is no counter); a line with the counter alone (`current step: 41th step`, each line followed by
-  its loss line) is progress once ALONE_RUN such lines in a row have grown;
+  does not grow is no counter); a line that is the counter alone and ends with it (`current step: 41th step`,
+  each followed by its loss line; not `Step: 3. Writing shards`) is progress once ALONE_RUN in a row have grown;
 - CSV metric records (comma-, tab- or space-aligned): a header row of names with a step column, then rows of as many
   cells; a cell that is a
   timestamp (`created_at`, `time`) dates its row, so the step time comes from the rows themselves.
@@ -58,8 +58,8 @@ class RepeatedCounter:
 
     def _offer_alone(self, key: str, pairs: list[tuple[str, str]], ll: LogLine) -> Emit:
         values = fields_of([p for p in pairs if p[0] == key], evidence=False)
-        if values is None:
-            return []
+        if values is None or not re.search(rf"\d(?:st|nd|rd|th)?(?: ?{re.escape(key)}s?)?\W*$", ll.text, re.IGNORECASE):
+            return []  # the line must end with the counter (`41th step`), not go on in prose (`Step: 2. Building`)
         run = self._alone
         if not run or key != self._alone_key or values["step"] <= run[-1][0]["step"]:
             run.clear()

@@ -123,7 +123,7 @@ def _e(cat: str, name: str, pattern: str, needles: Iterable[str], cause: str, **
 
 # any unit tqdm is given (`unit="step"`, `"img"`, `"batch"`): `3.4it/s`, `1.73s/step`, `2.09 batch/s`, `8.95img/s`;
 # not the units of data work (datasets' `examples/s` and `ba/s`, bytes of a download: `10.3MB/s`)
-_WHOLE = r"\d{1,3}(?:,\d{3})+(?!\d)|\d+"  # a whole number, with or without thousands separators
+_WHOLE = r"\d[\d,]*\d|\d"  # a whole number, with or without thousands separators
 _DATA_UNIT = r"(?!(?:examples|ex|ba|[kKMGT]?i?B)/)"
 _TQDM_RATE = (rf"(?:(?P<it_s>{F}) ?{_DATA_UNIT}[A-Za-z]{{0,12}}/s\b|(?P<s_it>{F})s/[A-Za-z]{{1,12}}\b"
               rf"|\? ?{_DATA_UNIT}[A-Za-z]{{0,12}}/s\b)")
