@@ -66,7 +66,9 @@ def field_of_key(key: str) -> str | None:
     return fld
 
 # keys bare or quoted (`loss=2.3`, `"train_loss": 2.3` in a JSON line)
-_INLINE = re.compile(rf"(?<![\w/.])[\"']?([A-Za-z_][\w/]*(?: \([a-z]+\))?)[\"']? ?[:=] *[(\[]?({_NUM})(?:/(\d+))?(?![\d:])")
+# (a value may be quoted when it is a fraction: a JSON record's `"epoch": "3/400"`)
+_INLINE = re.compile(rf"(?<![\w/.])[\"']?([A-Za-z_][\w/]*(?: \([a-z]+\))?)[\"']? ?[:=] *(?:[(\[]|\"(?=\d+/\d+\"))?({_NUM})"
+                     rf"(?:/(\d+))?(?![\d:])")
 _RULER = re.compile(r"^[\s|+]*[-=]{3}[-=+|\s]*$")
 _PIPE_PAIR = re.compile(r"^\s*\|([^|]*)\|([^|]*)\|\s*$")
 _COLON_PAIR = re.compile(r"^\s*([A-Za-z_][\w/ .()-]{0,60}?):(?: (.*))?$")
@@ -127,11 +129,15 @@ def fields_of(pairs: list[tuple[str, str]], epoch_line: bool = False, evidence: 
     if step_key is None:
         if not epoch_line:
             return None
-        vals = {KEY_FIELDS[k]: parse_value(v, KEY_FIELDS[k]) for k, v in pairs if KEY_FIELDS.get(k) in ("epoch", "loss")}
-        ep, loss = vals.get("epoch"), vals.get("loss")
+        vals = {KEY_FIELDS[k]: v for k, v in pairs if KEY_FIELDS.get(k) in ("epoch", "loss")}
+        ep_text = vals.get("epoch", "").split("/")
+        ep, loss = parse_value(ep_text[0]), parse_value(vals.get("loss", ""), "loss")
         if ep is None or loss is None or ep != int(ep) or ep < 0:
             return None
-        return {"epoch": ep, "loss": loss, EPOCH_LINE: 1.0}
+        out_ep = {"epoch": ep, "loss": loss, EPOCH_LINE: 1.0}
+        if len(ep_text) == 2 and ep_text[1].isdigit() and int(ep_text[1]) >= ep:  # `"epoch": "3/400"`
+            out_ep["total_epochs"] = float(ep_text[1])
+        return out_ep
     out: dict[str, float] = {}
     for k, v in pairs:
         fld = "step" if k == step_key else field_of_key(k)

@@ -132,3 +132,21 @@ def test_an_out_of_memory_error_without_a_workaround_is_still_a_failure():
     log += "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB\n"
     r = report_of(log)
     assert r.failure.category.value == "oom"
+
+
+# -- JSON records with a quoted fraction -----------------------------------------------------------------
+
+
+def _record(kind: str, epoch: int, extra: str) -> str:
+    return f'stats: {{"mem": "3.10/15.50G", "_type": "{kind}", "epoch": "{epoch}/120", "eta": "1:02:03"{extra}}}\n'
+
+
+def test_epoch_records_whose_epoch_is_a_quoted_fraction_give_the_epoch_and_its_total():
+    log = "".join(_record("train_epoch", e, f', "loss": {2.0 / e:.4f}, "lr": 0.0001')
+                  + _record("val_epoch", e, ', "top1_err": 30.5') for e in range(1, 8))
+    r = report_of(log)
+    assert (r.progress.current_step, r.progress.total_steps) == (7, 120)
+
+
+def test_a_quoted_size_or_clock_is_no_fraction_counter():
+    assert inline_pairs('{"mem": "3.10/15.50G", "eta": "1:02:03", "epoch": "3/9"}') == [("epoch", "3/9")]
