@@ -90,6 +90,10 @@ def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_
             s.cluster.show_job(nccl_job).get("Restarts"), s.cluster.squeue_field(nccl_job, "%T")) == ("1", "PENDING"))
         # and not while the node still cleans up the first run: on a loaded machine the second launch then fails
         wait_until("the node done completing", lambda: "comp" not in s.cluster.run("sinfo", "-h", "-o", "%T").stdout)
+        # nor while the first run's step daemon still tears down (CI once saw the second run end FAILED while a
+        # compile loaded the machine; this closes the launch race we know of)
+        wait_until("the first run's slurmstepd gone", lambda: subprocess.run(
+            ["pgrep", "-f", f"slurmstepd: \\[{nccl_job}\\."], check=False, capture_output=True).returncode == 1)
         s.cluster.run("scontrol", "update", f"JobId={nccl_job}", "StartTime=now")  # skip Slurm's 2-min requeue delay
         for j in (job, hung_job, nccl_job):
             s.cluster.wait_for_state(j, {"COMPLETED", "CANCELLED", "TIMEOUT", "FAILED"}, timeout_s=240)
@@ -107,7 +111,9 @@ def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_
     assert s.cluster.show_job(hung_job)["JobState"] == "CANCELLED"
     assert "failure=hang" in s.cluster.squeue_field(hung_job, "%k")
     g = s.cluster.show_job(nccl_job)
-    assert g["JobState"] == "CANCELLED" and g["Restarts"] == "1"  # requeued once, then ended
+    said = [(e["event"], e.get("reason"), e.get("commands")) for e in w.read() if e.get("job") == nccl_job]
+    assert (g["JobState"], g["Restarts"]) == ("CANCELLED", "1"), (  # requeued once, then ended
+        {k: g.get(k) for k in ("JobState", "Reason", "ExitCode", "Restarts", "RunTime")}, said)
     assert "failure=nccl" in s.cluster.squeue_field(nccl_job, "%k")
 
 
