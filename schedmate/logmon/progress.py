@@ -417,8 +417,10 @@ class ProgressTracker:
             return list(self.epoch_its)
         if self.span_its:
             return list(self.span_its)
+        if (cumulative := self._cumulative_field()) is not None:
+            return cumulative
         if self.field_its:
-            return self._cumulative_field() or list(self.field_its)
+            return list(self.field_its)
         elapsed = self.elapsed_samples()
         if elapsed:
             return elapsed
