@@ -18,6 +18,7 @@ per step, `time: 0.52`), median; (4) one or two timestamp intervals.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -371,9 +372,9 @@ class ProgressTracker:
         counter on every line, to many times its first value): seconds per step from its growth."""
         xs = list(self._field_series)
         if len(xs) < 4 or xs[-1][1] < 4 * xs[0][1] or \
-                any(b[0] <= a[0] or b[1] <= a[1] for a, b in zip(xs, xs[1:])):
+                any(b[0] <= a[0] or b[1] <= a[1] for a, b in itertools.pairwise(xs)):
             return None
-        return [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(xs, xs[1:])]
+        return [(b[1] - a[1]) / (b[0] - a[0]) for a, b in itertools.pairwise(xs)]
 
     def elapsed_samples(self) -> list[float]:
         out = []
