@@ -25,9 +25,12 @@ _RANK = re.compile(
 )
 # Ray's prefix on a worker's or actor's output: `(RayTrainWorker pid=4120, ip=10.0.0.7) `, `(pid=93) `
 _RAY = re.compile(r"\((?:[A-Za-z_][\w.]* )?pid=\d+(?:, ip=[\d.]+)?\) ?")
+# also a 12-hour clock (`2023-03-29 01:37:47 PM-Train.py-INFO:`) and a bracketed stamp glued to the next tag by a
+# dash (`[2022-05-02 12:30:57,818]-[INFO]: `)
 _ISO = re.compile(
     r"\[?(?P<y>\d{4}|\d\d)[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
-    r"(?P<tz>Z|[+-]\d\d:?\d\d)?(?:\](?=\[)|\]?(?:\s*[|:-]\s|\s+|$))"
+    r"(?P<tz>Z|[+-]\d\d:?\d\d)?(?: ?(?P<ap>[AaPp][Mm])(?![A-Za-z]))?"
+    r"(?:\]-?(?=\[)|\]?(?:\s*[|:-]\s|\s+|$)|(?<=[Mm])-)"
 )
 # `[05/01 12:00:00]`, also with the logger name inside the brackets (detectron2: `[05/01 12:00:00 d2.engine]:`)
 _MMDD = re.compile(r"\[(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?"
@@ -74,6 +77,10 @@ def _day_epoch(y: int, mo: int, d: int) -> int:
             _day_cache.clear()
         _day_cache[key] = v
     return v
+
+
+_TOD_DAY = _day_epoch(MM_DD_YEAR, 1, 1)
+"""The fixed day a time of day alone is put on."""
 
 
 def _tz_offset(tz: str | None) -> int:
@@ -134,7 +141,8 @@ def parse_timestamp(text: str) -> tuple[float | None, str]:
             base = _day_epoch(year if year >= 100 else 2000 + year, int(m["mo"]), int(m["d"]))
         except ValueError:
             return None, text
-        ts = base + int(m["h"]) * 3600 + int(m["mi"]) * 60 + int(m["s"]) - _tz_offset(m["tz"])
+        h = int(m["h"]) % 12 + (12 if m["ap"].lower() == "pm" else 0) if m["ap"] else int(m["h"])
+        ts = base + h * 3600 + int(m["mi"]) * 60 + int(m["s"]) - _tz_offset(m["tz"])
         if m["f"]:
             ts += int(m["f"]) / 10 ** len(m["f"])
         return float(ts), text[m.end():]
@@ -177,6 +185,8 @@ class LineNormalizer:
         self._partial = ""
         self.lineno = 0
         self._prev_tags = ""
+        self._days = 0  # midnights passed by time-of-day stamps
+        self._tod_last: float | None = None
 
     def push(self, text: str) -> list[LogLine]:
         if not text:
@@ -187,7 +197,7 @@ class LineNormalizer:
         out = []
         for raw in parts:
             self.lineno += 1
-            out += unglue(self._untag(normalize_line(raw, self.lineno)))
+            out += unglue(self._unwrap(self._untag(normalize_line(raw, self.lineno))))
         return out
 
     def flush(self) -> list[LogLine]:
@@ -195,7 +205,19 @@ class LineNormalizer:
             return []
         raw, self._partial = self._partial, ""
         self.lineno += 1
-        return unglue(self._untag(normalize_line(raw, self.lineno)))
+        return unglue(self._unwrap(self._untag(normalize_line(raw, self.lineno))))
+
+    def _unwrap(self, ll: LogLine) -> LogLine:
+        """A time of day alone (no date) lies on a fixed day: when it falls back by more than half a day from the
+        previous one, the clock passed midnight, and this and later stamps move one day on."""
+        if ll.ts is None or not _TOD_DAY <= ll.ts < _TOD_DAY + 86400:
+            return ll
+        ll.ts += self._days * 86400
+        if self._tod_last is not None and ll.ts < self._tod_last - 43200:
+            self._days += 1
+            ll.ts += 86400
+        self._tod_last = ll.ts
+        return ll
 
     def _untag(self, ll: LogLine) -> LogLine:
         """Drop a job runner's tags: bracketed groups that open this line exactly as they opened the previous

@@ -36,6 +36,7 @@ from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_inject
     looks_like_injection,
 )
 from schedmate.logmon.rules import BENIGN_RULES, builtin_rules
+from schedmate.logmon.shapes import duration_line, embedded_stamp
 from schedmate.logmon.store import RuleStore, family_fingerprint
 from schedmate.logmon.tables import TableReader, inline_pairs, nonfinite_loss
 from schedmate.records import DurationEstimate, FailureCategory
@@ -105,6 +106,7 @@ class Monitor(Resolution):
         self._seen_templates: set[str] = set()
         self._recent: deque[LogLine] = deque(maxlen=8)
         self._ignored_block = 0  # lines left of a traceback Python said it ignored (`Exception ignored in`)
+        self._thread_tracebacks = 0  # tracebacks announced by `Exception in thread ...:` not seen yet
         self.lines = 0
         self.rules_matched = 0
         self.unmatched = 0
@@ -216,6 +218,13 @@ class Monitor(Resolution):
                 self.rules_matched += 1
                 self._recent.append(ll)
                 return
+        if rule is None and (span := duration_line(text)) is not None:
+            self.progress.on_span(span)
+            self.rules_matched += 1
+            self._recent.append(ll)
+            return
+        if rule is None and text.startswith("Exception in thread "):
+            self._thread_tracebacks += 1  # threading's report: that thread died, the main one goes on
         if rule is None:
             self.unmatched += 1
             if defer and self._wants_llm(ll):
@@ -258,6 +267,9 @@ class Monitor(Resolution):
             self.failures.on_error(ll.lineno, text, ll.rank, kind[6:], weak=rule.weak,
                                    cause=rule.cause or "{line}", rule=rule.name, tentative=rule.tentative,
                                    source="rule" if rule.source == "builtin" else rule.source)
+            if rule.name == "traceback" and self._thread_tracebacks and self.failures.candidates:
+                self._thread_tracebacks -= 1
+                self.failures.candidates[-1].extra["thread"] = True
         elif kind.startswith("pause:"):
             self.progress.on_pause(ll.lineno)
         elif kind == "done":
@@ -271,8 +283,8 @@ class Monitor(Resolution):
                      label: str | None = None) -> None:
         if not math.isnan(values.get("loss", 0.0)) and nonfinite_loss(ll.text):
             values = {**values, "loss": math.nan}  # `ppl: nan`, `avr_loss=nan`: a loss-like metric diverged
-        is_step = self.progress.on_values(values, ll.rank, ll.ts, ll.lineno, self.last_line_clock, epoch_base,
-                                          label)
+        ts = ll.ts if ll.ts is not None or "step" not in values and "epoch" not in values else embedded_stamp(ll.text)
+        is_step = self.progress.on_values(values, ll.rank, ts, ll.lineno, self.last_line_clock, epoch_base, label)
         if is_step:
             self.failures.on_step()
         if "loss" in values and (is_step or ("step" not in values and
@@ -312,6 +324,9 @@ class Monitor(Resolution):
         if now is None and self.clock is not None and not self.finished_input:
             now = self.clock()
         p = self.progress
+        if p.done:  # a thread's traceback after (or around) the end of training did not stop it
+            for c in self.failures.candidates:
+                c.dismissed = c.dismissed or bool(c.extra.get("thread"))
         cand = self.failures.verdict()
         failure = FailureInfo()
         if cand is not None:

@@ -18,6 +18,7 @@ per step, `time: 0.52`), median; (4) one or two timestamp intervals.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -163,6 +164,9 @@ class ProgressTracker:
         self._epoch_lines = False  # `Epoch 3/10` lines (no step) seen
         self._first_epoch: int | None = None
         self._runs: deque[tuple[int, float, int, float]] = deque(maxlen=WINDOW)  # elapsed: first/last (step, s)
+        self.span_its: deque[float] = deque(maxlen=WINDOW)  # a duration line over the steps since the last one
+        self._span_anchor: int | None = None
+        self._field_series: deque[tuple[int, float]] = deque(maxlen=WINDOW)  # (step, s_it) as printed
 
     def line_gap(self) -> float | None:
         """Mean seconds between progress lines (a job that logs every 10 minutes is not hung after 5)."""
@@ -354,6 +358,24 @@ class ProgressTracker:
                 return  # the same line printed again
         self._runs.append((step, elapsed, step, elapsed))
 
+    def on_span(self, seconds: float) -> None:
+        """A line that is only a duration: the time the steps since the previous such line took (the first one
+        only anchors, its steps unknown)."""
+        if self.step is None:
+            return
+        if self._span_anchor is not None and self.step > self._span_anchor:
+            self.span_its.append(seconds / (self.step - self._span_anchor))
+        self._span_anchor = self.step
+
+    def _cumulative_field(self) -> list[float] | None:
+        """A per-step time figure that is a running total (`time: 8.1`, `time: 16.3`, ... grows with the
+        counter on every line, to many times its first value): seconds per step from its growth."""
+        xs = list(self._field_series)
+        if len(xs) < 4 or xs[-1][1] < 4 * xs[0][1] or \
+                any(b[0] <= a[0] or b[1] <= a[1] for a, b in itertools.pairwise(xs)):
+            return None
+        return [(b[1] - a[1]) / (b[0] - a[0]) for a, b in itertools.pairwise(xs)]
+
     def elapsed_samples(self) -> list[float]:
         out = []
         for s0, e0, s1, e1 in self._runs:
@@ -370,6 +392,8 @@ class ProgressTracker:
             self.field_its.append(1.0 / values["it_s"])
         if "s_it" in values and values["s_it"] > 0:
             s_it = values["s_it"]
+            if "step" in values:
+                self._field_series.append((int(values["step"]), s_it))
             (self.coarse_its if s_it >= 1 and s_it == int(s_it) else self.field_its).append(s_it)
         if "ms_it" in values and values["ms_it"] > 0:
             self.field_its.append(values["ms_it"] / 1000.0)
@@ -392,6 +416,10 @@ class ProgressTracker:
             return list(self.ts_its)
         if self.epoch_counter and self.epoch_its:  # the epoch is the counter: its own duration, not a step's
             return list(self.epoch_its)
+        if self.span_its:
+            return list(self.span_its)
+        if (cumulative := self._cumulative_field()) is not None:
+            return cumulative
         if self.field_its:
             return list(self.field_its)
         elapsed = self.elapsed_samples()

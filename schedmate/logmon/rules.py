@@ -265,8 +265,8 @@ ERROR_RULES: list[Rule] = [
        "A Python exception ended the run: {line}", weak=True),
     _e("other", "argparse-usage", r"^usage: \S+", ("usage:",), "Bad command-line arguments: {line}", weak=True),
     _e("other", "terminate-called", r"terminate called after throwing|Aborted \(core dumped\)|SIGABRT"
-       r"|ChildFailedError|exitcode\s*:\s*-?\d+|exited with (?:exit )?code [1-9]|Fatal Python error",
-       ("terminate called", "aborted", "sigabrt", "childfailederror", "exitcode", "exited with", "fatal python"),
+       r"|ChildFailedError|exitcode\s*:\s*-?\d+|[Ee]xit(?:ed|s) with (?:exit |return )?code(?: =)? -?[1-9]|Fatal Python error",
+       ("terminate called", "aborted", "sigabrt", "childfailederror", "exitcode", "exited with", "exits with", "fatal python"),
        "The process aborted: {line}", weak=True),
     # the experiment tracker (W&B) failing: an outside service, not the training code
     _e("other", "tracker-error", r"^wandb: ERROR\b|^wandb\.errors\.[\w.]*(?:Error|Exception)\b",
@@ -444,7 +444,7 @@ PROGRESS_RULES: list[Rule] = [
        ("time",), ignore_case=True),
     # an epoch line with metrics and no total: `Epoch 5, Time 4981.4s, Loss 0.57`, `epoch 210 best acc: 0.91`
     _p("epoch-line", r"\bepoch[ :#]*(?P<epoch>\d+)\b(?! ?(?:/|of) ?\d)(?![^\n]*\b(?:batch|step|iter|iteration|it|update)(?:_id|_idx)?\b"
-       r"[ :=#]*\d)[,:;|]? [^\n]*?(?:loss|acc|time|train_|\blr\b)",
+       r"[ :=#]*\d)[,:;|]? (?:[^\n]*?(?:loss|acc|time|train_|\blr\b)|[a-z]\w*[ :=]+[-+]?\.?\d)",
        ("epoch",), ignore_case=True, epoch_counter=True),
 ]
 
@@ -457,7 +457,9 @@ OTHER_RULES: list[Rule] = [
 
 def builtin_rules() -> list[Rule]:
     """The built-in rule list in matching order."""
-    return [*BENIGN_RULES, *ERROR_RULES, *COUNTER_PAUSE_RULES, *PAUSE_RULES, *PROGRESS_RULES, *OTHER_RULES]
+    from schedmate.logmon.shapes import EXTRA_PROGRESS_RULES  # after this module: it builds on `Rule`
+    return [*BENIGN_RULES, *ERROR_RULES, *COUNTER_PAUSE_RULES, *PAUSE_RULES, *PROGRESS_RULES, *EXTRA_PROGRESS_RULES,
+            *OTHER_RULES]
 
 
 KNOWN_ERROR_LINES: tuple[str, ...] = (

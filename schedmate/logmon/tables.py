@@ -46,7 +46,7 @@ KEY_FIELDS: dict[str, str] = {
                                 "elapsed_s", "elapsed_time_s", "wall_time", "walltime", "time_since_start")},
     **{k: "s_it" for k in ("time_this_iter_s", "iter_time", "step_time", "time_per_iter", "time_per_step",
                            "sec_per_iter", "s_it", "sec_it", "batch_time", "time", "time_data", "avg_batch_cost",
-                           "batch_cost", "seconds")},
+                           "batch_cost", "seconds", "timer")},
     **{k: "ms_it" for k in ("step_time_ms", "iter_time_ms", "time_per_iter_ms", "ms_per_step", "ms_it")},
     **{k: "it_s" for k in ("it_s", "steps_per_second", "steps_per_sec", "global_step/sec", "iters_per_sec")},
     **{k: "total_steps" for k in ("total_steps", "max_steps", "max_iters", "max_iter", "total_iters")},
@@ -347,7 +347,7 @@ _N = rf"(?<![\d.,])({_NUM})"  # not inside a number: a search stays linear on a 
 _PER_STEP = r"step[ _]time|iter(?:ation)?[ _]time|batch[ _]time|time[ _]per[ _](?:step|iter(?:ation)?|batch)"
 _PER_N = re.compile(rf"{_N} ?s(?:ec)? ?/ ?(\d+) ?(?:iters|iterations|steps|batches)\b")
 _RATES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"{_N} ?(?:s|sec|secs)/(?:it|iter|step|batch)\b"), "s_it"),
+    (re.compile(rf"{_N} ?(?:s|sec|secs) ?/ ?(?:it|iter|step|batch)\b"), "s_it"),
     (re.compile(rf"{_N} ?ms/(?:it|iter|step|batch|sample)\b"), "ms_it"),
     (re.compile(rf"{_N} ?us/(?:it|iter|step|batch|sample)\b"), "us_it"),  # Keras: `123us/sample`
     (re.compile(rf"{_N} ?(?:it|iters|steps|batches)/s(?:ec)?\b"), "it_s"),
@@ -368,8 +368,10 @@ _RATES: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?| )({_NUM}) ?(?:\(s\)|s\b|secs?\b)",
-                      re.IGNORECASE)  # `elapsed: 93.2s`, ML-Agents' `Time Elapsed: 114.797 s`
+# `elapsed: 93.2s`, ML-Agents' `Time Elapsed: 114.797 s`, `Elapsed_time: 72066.89` (a time named elapsed, unit-less)
+_ELAPSED = re.compile(rf"\b(?:elapsed(?: time)?|time elapsed)(?! per)(?: ?[:=] ?| )({_NUM}) ?(?:\(s\)|s\b|secs?\b)"
+                      rf"|\b(?:elapsed[ _]time|time[ _]elapsed)(?! per) ?[:=] ?({_NUM})(?![\d.:]| ?(?:ms|min|h)\b)",
+                      re.IGNORECASE)
 
 
 _BAR_ELAPSED = re.compile(r"^\d+/\d+ \[(?:(\d+):)?(\d+):(\d{2})<")
@@ -385,7 +387,7 @@ def elapsed_figure(text: str) -> dict[str, float]:
     if m is None:
         return {}
     try:
-        v = float(m[1].replace(",", ""))
+        v = float((m[1] or m[2]).replace(",", ""))
     except ValueError:
         return {}
     return {"elapsed_s": v} if v >= 0 else {}

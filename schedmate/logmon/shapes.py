@@ -1,0 +1,68 @@
+"""Line shapes the rule list does not cover on its own, kept here to keep `rules.py` small.
+
+- counters with no keyword or with punctuation around them (`EXTRA_PROGRESS_RULES`, matched after the generic
+  progress rules of `rules.py`, so a rule there always wins);
+- a line that is only a duration (`0:04:19.419558`): the time the iterations since the previous such line took
+  (`duration_line`);
+- a date and time inside a progress line rather than at its start (`[epoch:3/1200] ... [Time:[2022-08-28
+  00:16:24]]`), the line's own time stamp when it has no leading one (`embedded_stamp`).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+
+from schedmate.logmon.rules import F, Rule
+
+
+def _p(name: str, pattern: str, needles: tuple[str, ...], **kw: object) -> Rule:
+    return Rule(name=name, pattern=pattern, kind="progress", needles=needles, **kw)  # type: ignore[arg-type]
+
+
+EXTRA_PROGRESS_RULES: list[Rule] = [
+    # a bare bracketed counter opening the line, then a loss: `[1200/200000] Train loss: 0.31, Valid loss: 0.33`
+    _p("bare-bracket-loss", rf"^\[ *(?P<step>\d+) ?/ ?(?P<total_steps>\d+) *\][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})",
+       ("loss",), ignore_case=True),
+    # an epoch fraction, then a step fraction, whatever punctuation wraps the numbers: `epoch: {3/300}, step: {1/2}`,
+    # `(epoch 3/300) (iter 20/500)`
+    _p("epoch-step-fractions", r"\bepoch\W{1,4}(?P<epoch>\d+) ?/ ?(?P<total_epochs>\d+)\W{1,6}(?:step|iter|iteration|batch)"
+       r"\W{1,4}(?P<step>\d+) ?/ ?(?P<total_steps>\d+)\b", ("epoch",), ignore_case=True),
+    # a counter opening the line, then named numbers: `iter 4100:, hard_loss_metric=0.53, lr=0.0001`
+    _p("counter-metrics", r"^(?:iter|iteration|step|batch) ?#?(?P<step>\d+) ?[:,]+ ?[A-Za-z_]\w* ?[:=] ?[-+]?\.?\d",
+       ("iter", "step", "batch"), ignore_case=True),
+    # the average a logger states when an epoch's loop ends (not an evaluation loop's): `Epoch: [3] Total time: 0:20:04
+    # (0.4700 s / it)`
+    _p("loop-total-rate", rf"^(?!\W*(?:test|val|valid|eval)\b)[^\n]*?\bTotal time: [\d:.]+ \((?P<s_it>{F}) ?s ?/ ?it\)",
+       ("total time",), ignore_case=True),
+    # MXNet's Speedometer: `Epoch[2] Batch [700-720]<TAB>Speed: 6.27 samples/sec<TAB>Loss=8.63`
+    _p("batch-range", r"\bEpoch\[(?P<epoch>\d+)\] Batch \[\d+-(?P<step>\d+)\]", ("batch [",)),
+]
+
+
+_DURATION = re.compile(r"^(?:(\d+) days?, )?(\d{1,3}):(\d\d):(\d\d(?:\.\d+)?)$")
+
+
+def duration_line(text: str) -> float | None:
+    """Seconds of a line that is a duration and nothing else (`0:04:19.419558`, `1 day, 2:03:04`), else None."""
+    m = _DURATION.match(text.strip())
+    if m is None or int(m[3]) >= 60 or float(m[4]) >= 61:
+        return None
+    secs = int(m[1] or 0) * 86400 + int(m[2]) * 3600 + int(m[3]) * 60 + float(m[4])
+    return secs if secs > 0 else None
+
+
+_STAMP = re.compile(r"(?<![\d.:/-])(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:[.,](\d{1,6}))?(?![\d:])")
+
+
+def embedded_stamp(text: str) -> float | None:
+    """Epoch seconds of the one date and time a line holds away from its start (naive, taken as UTC); None when
+    it holds none or several (a line that names two moments is no clock reading)."""
+    found = _STAMP.findall(text)
+    if len(found) != 1:
+        return None
+    y, mo, d, h, mi, s, f = found[0]
+    if not (1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(h) < 24 and int(mi) < 60 and int(s) < 61):
+        return None
+    ts = calendar.timegm((int(y), int(mo), int(d), int(h), int(mi), int(s), 0, 0, 0))
+    return ts + (int(f) / 10 ** len(f) if f else 0.0)
