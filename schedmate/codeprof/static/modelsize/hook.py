@@ -10,6 +10,8 @@ from schedmate.codeprof import known
 from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
 from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
+from schedmate.codeprof.static.modelsize.family_knobs import HEADS as _HEADS
+from schedmate.codeprof.static.modelsize.family_knobs import NAME_KEYS, cnn_from_knobs, family_of_word
 from schedmate.codeprof.static.modelsize.knobs import params_from_knobs
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
@@ -47,6 +49,78 @@ def params_from_definition(sp: Any) -> None:
         _params_from_classes(sp, entry)
     if sp.r.val("params") is None:
         params_from_knobs(sp, _config_gives_dims(sp))
+    if sp.r.val("params") is None:
+        params_from_family_knobs(sp)
+
+
+_SMALL_IMAGES = re.compile(r"cifar|svhn|mnist|stl_?10|tiny_?imagenet", re.IGNORECASE)
+_FAMILY_CLASS = re.compile(r"(?:^|\.)((?:Pre[Aa]ct)?(?:Wide_?)?Res(?:Net|NeXt)\w*|WRN|DenseNet\w*|VGG|ConvNeXt|"
+                           r"SwinTransformer|MobileNetV2|EfficientNet)$")
+
+
+def _image_context(sp: Any) -> tuple[bool, int | None]:
+    """(32 px images?, the configured class count): a `cifar` model type, a small-image dataset named in the
+    configs or on the command line, or an image size of at most 64; classes from `num_classes`-style keys."""
+    P = sp.r.params
+    cifar = bool(_SMALL_IMAGES.search(sp.command))
+    classes = None
+    for key, pv in P.items():
+        leaf = key.rsplit(".", 1)[-1]
+        if isinstance(pv.value, str) and leaf in {"type", "name", "dataset", "dataset_name", "data", "data_name"} \
+                and _SMALL_IMAGES.search(pv.value):
+            cifar = True
+            classes = classes or (100 if "100" in pv.value else None)
+        if leaf in {"image_size", "img_size", "input_size", "resolution"} and isinstance(pv.value, int) \
+                and not isinstance(pv.value, bool) and 0 < pv.value <= 64:
+            cifar = True
+        if leaf in {"num_classes", "n_classes", "nb_classes"} and isinstance(pv.value, int) and pv.value > 0:
+            classes = pv.value
+    return cifar, classes
+
+
+def params_from_family_knobs(sp: Any) -> None:
+    """A convolutional family named by a bare word in a config section or flag, or built by a call, with the
+    knobs that size it (depth, widening factor, growth rate, stage depths and widths): see family_knobs.py.
+    Only one distinct size may result; a backbone beside detector heads is not the whole model."""
+    P = sp.r.params
+    items = P.items()
+    if any(_HEADS.search(k) for k, _ in items):
+        return
+    cifar, classes = _image_context(sp)
+    found: dict[int, list[str]] = {}
+    for key, pv in items:
+        section, _, leaf = key.rpartition(".")
+        fam = family_of_word(pv.value) if leaf in NAME_KEYS else None
+        if fam is None:
+            continue
+        pre = f"{section}." if section else ""
+        values: dict[str, Any] = {}
+        wheres: dict[str, list[str]] = {}
+        for sub in (pre, f"{pre}{str(pv.value).lower()}.", f"{pre}{fam}."):
+            for k, v in items:
+                rest = k[len(sub):] if k.startswith(sub) else None
+                if rest and "." not in rest and rest not in values:
+                    values[rest], wheres[rest] = v.value, v.where
+        got = cnn_from_knobs(fam, values, cifar, classes)
+        if got is not None:
+            found.setdefault(got[0], [*pv.where, *(w for u in got[1] for w in wheres.get(u, []))])
+    if not found:
+        for rel, c in sp.calls:
+            m = _FAMILY_CLASS.search(c["func"])
+            fam = family_of_word(m.group(1)) if m else None
+            if fam is None or not c.get("kwargs") or sp._active(c) is False:
+                continue
+            values = {}
+            for name, expr in c["kwargs"].items():
+                ok, v, _ = sp._resolver.eval(expr)
+                if ok:
+                    values[name] = v
+            got = cnn_from_knobs(fam, values, cifar, classes)
+            if got is not None:
+                found.setdefault(got[0], [f"{rel}:{c['line']}"])
+    if len(found) == 1:
+        n, where = next(iter(found.items()))
+        sp.r.put("params", n, list(dict.fromkeys(where)), note="from the family's knobs (depth, width, growth, stages)")
 
 
 def _params_from_classes(sp: Any, entry: str) -> None:
