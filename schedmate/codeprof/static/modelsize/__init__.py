@@ -20,6 +20,7 @@ from typing import Any
 
 from schedmate.codeprof.static.modelsize.interp import (
     ClassRef,
+    Ext,
     FuncRef,
     Interp,
     LazyDict,
@@ -27,6 +28,7 @@ from schedmate.codeprof.static.modelsize.interp import (
     Source,
     Unknown,
 )
+from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 
 # a model built beside the trained one (a copy for averaging or distillation, a frozen reference) or a loss
@@ -80,6 +82,8 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
         return False
     if isinstance(fn, ClassRef):
         return it.is_module_class(fn)
+    if isinstance(fn, Ext) and KERAS_PATH.search(fn.path) and fn.path.endswith(".Sequential"):
+        return True  # `keras.Sequential([...])`: a layer list counted by keras_layers.py
     if not isinstance(fn, FuncRef) or depth > 3:
         return False
     assigned = {t.id: n.value for n in ast.walk(fn.node) if isinstance(n, ast.Assign)
