@@ -87,6 +87,20 @@ def _image_context(sp: Any) -> tuple[bool, int | None]:
     return cifar, classes
 
 
+_PUBLISHED_SWIN = {(96, (2, 2, 6, 2)), (96, (2, 2, 18, 2)), (128, (2, 2, 18, 2)), (192, (2, 2, 18, 2))}
+
+
+def _published(word: str, fam: str, values: dict[str, Any]) -> bool:
+    """Whether a config section describes a published model the name table holds (`type='ResNet', depth=50` is
+    resnet50; Swin-T/S/B/L by width and depths)."""
+    depth = values.get("depth")
+    if isinstance(depth, int) and not isinstance(depth, bool) and known.lookup_model(f"{word}{depth}".lower()):
+        return True
+    depths = values.get("depths")
+    width = values.get("embed_dims", values.get("embed_dim"))
+    return fam == "swin" and isinstance(depths, (list, tuple)) and (width, tuple(depths)) in _PUBLISHED_SWIN
+
+
 def params_from_family_knobs(sp: Any) -> None:
     """A convolutional family named by a bare word in a config section or flag, or built by a call in the entry
     script, with the knobs that size it (depth, widening factor, growth rate, stage depths and widths): see family_knobs.py.
@@ -110,6 +124,8 @@ def params_from_family_knobs(sp: Any) -> None:
                 rest = k[len(sub):] if k.startswith(sub) else None
                 if rest and "." not in rest and rest not in values:
                     values[rest], wheres[rest] = v.value, v.where
+        if _published(str(pv.value), fam, values):
+            continue  # a published configuration keeps its published size (model.py names it)
         got = cnn_from_knobs(fam, values, cifar, classes)
         if got is not None:
             found.setdefault(got[0], [*pv.where, *(w for u in got[1] for w in wheres.get(u, []))])
