@@ -124,11 +124,12 @@ def params_from_family_knobs(sp: Any) -> None:
                 rest = k[len(sub):] if k.startswith(sub) else None
                 if rest and "." not in rest and rest not in values:
                     values[rest], wheres[rest] = v.value, v.where
-        if _published(str(pv.value), fam, values):
-            continue  # a published configuration keeps its published size (model.py names it)
-        got = cnn_from_knobs(fam, values, cifar, classes)
-        if got is not None:
-            found.setdefault(got[0], [*pv.where, *(w for u in got[1] for w in wheres.get(u, []))])
+            if sub == pre and _published(str(pv.value), fam, values):
+                break  # a published model dict (`type='ResNet', depth=50`) keeps its size from the name table
+        else:
+            got = cnn_from_knobs(fam, values, cifar, classes)
+            if got is not None:
+                found.setdefault(got[0], [*pv.where, *(w for u in got[1] for w in wheres.get(u, []))])
     if not found:
         for rel, c in sp.calls:
             if rel != sp.r.entry:
