@@ -56,3 +56,25 @@ def test_a_sequential_model_in_the_entry_script_is_counted(tmp_path):
     f = analyze_code(tmp_path, "python fit_shapes.py", use_llm=False).facts
     assert f["params"].value == (3 * 3 * 1 * 12 + 12) + 2 * 12 + (12 * 6 + 6)
     assert any(e.startswith("fit_shapes.py:") for e in f["params"].evidence)
+
+
+ADD_JOB = {
+    "small_policy.py": """
+        from keras.models import Sequential
+        from keras.layers import Dense, Activation
+
+        model = Sequential()
+        model.add(Dense(24, input_shape=(6,)))
+        model.add(Activation("relu"))
+        model.add(Dense(24))
+        model.add(Dense(3))
+        model.compile(loss="mse", optimizer="adam")
+        model.fit(obs, targets, batch_size=16, epochs=4)
+    """,
+}
+
+
+def test_a_sequential_model_built_with_add_calls_is_counted(tmp_path):
+    make_job(tmp_path, ADD_JOB)
+    f = analyze_code(tmp_path, "python small_policy.py", use_llm=False).facts
+    assert f["params"].value == (6 * 24 + 24) + (24 * 24 + 24) + (24 * 3 + 3)
