@@ -20,6 +20,7 @@ from typing import Any
 
 from schedmate.codeprof.static.modelsize.interp import (
     ClassRef,
+    Ext,
     FuncRef,
     Interp,
     LazyDict,
@@ -27,6 +28,7 @@ from schedmate.codeprof.static.modelsize.interp import (
     Source,
     Unknown,
 )
+from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 
 # a model built beside the trained one (a copy for averaging or distillation, a frozen reference) or a loss
@@ -68,6 +70,29 @@ def _assignments(tree: ast.Module) -> list[ast.Assign]:
     return out
 
 
+def _with_added_layers(tree: ast.Module, st: ast.Assign) -> ast.expr:
+    """`model = Sequential()` followed by `model.add(layer)` statements in the same block: the value as one
+    `Sequential([layer, ...])` call (the Keras idiom of building a layer list step by step)."""
+    value = st.value
+    name = st.targets[0].id  # type: ignore[attr-defined]
+    if not (isinstance(value, ast.Call) and not value.args and not value.keywords
+            and ast.unparse(value.func).endswith("Sequential")):
+        return value
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list) or st not in body:
+            continue
+        layers: list[ast.expr] = []
+        for nxt in body[body.index(st) + 1:]:
+            call = nxt.value if isinstance(nxt, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add" \
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == name and len(call.args) == 1:
+                layers.append(call.args[0])
+        if layers:
+            return ast.copy_location(ast.Call(value.func, [ast.List(layers, ast.Load())], []), value)
+    return value
+
+
 def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bool:
     """Whether a call constructs a local module: a module class, a table of builders, or a local function
     that returns one of those (`def resnet56(): return ResNet(...)`), never a training or evaluation helper."""
@@ -80,6 +105,8 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
         return False
     if isinstance(fn, ClassRef):
         return it.is_module_class(fn)
+    if isinstance(fn, Ext) and KERAS_PATH.search(fn.path) and fn.path.endswith(".Sequential"):
+        return True  # `keras.Sequential([...])`: a layer list counted by keras_layers.py
     if not isinstance(fn, FuncRef) or depth > 3:
         return False
     assigned = {t.id: n.value for n in ast.walk(fn.node) if isinstance(n, ast.Assign)
@@ -104,7 +131,7 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
     by_name: dict[str, list[tuple[int, list[str]]]] = {}
     for st in _assignments(src.tree):
         name = st.targets[0].id  # type: ignore[attr-defined]
-        value = _unwrap(st.value)
+        value = _unwrap(_with_added_layers(src.tree, st))
         if AUX_TARGET.search(name) or not isinstance(value, ast.Call) or not _builds_model(it, src, value):
             continue
         it.evidence = [f"{entry}:{st.lineno}"]

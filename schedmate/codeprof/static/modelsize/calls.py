@@ -18,6 +18,7 @@ from schedmate.codeprof.static.modelsize.interp import (
     Tensor,
     Unknown,
 )
+from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH, KLayer, sequential_params
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
 
 if TYPE_CHECKING:
@@ -127,6 +128,13 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
             raise GiveUp("nn.Parameter of an unknown tensor")
         return build_nn(last, [it.concrete(a) if not isinstance(a, Mod) else a for a in args],
                         {k: it.concrete(v) if not isinstance(v, Mod) else v for k, v in kwargs.items()})
+    if KERAS_PATH.search(path) and last[:1].isupper():  # a Keras layer, or a Sequential list of them
+        if last == "Sequential":
+            items = it.concrete_seq(args[0]) if args else kwargs.get("layers")
+            return Mod("Sequential", sequential_params(list(items or [])))
+        if last in {"Model", "Functional"}:
+            raise GiveUp("a functional Keras model: its graph is not followed here")
+        return KLayer(last, [it.concrete(a) for a in args], {k: it.concrete(v) for k, v in kwargs.items()})
     if parts[0] == "torch" and len(parts) == 2 and last in _TENSOR_NEW:
         shape = [it.concrete(a) for a in (args[:1] if last == "full" else args)]
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
