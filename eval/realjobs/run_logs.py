@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -45,11 +46,11 @@ def _within(got: Any, want: Any, tol: float = ITERATION_TOLERANCE) -> bool:
     return got is not None and want > 0 and abs(float(got) - float(want)) <= tol * float(want)
 
 
-def monitor_log(path: str, use_llm: bool) -> tuple[Any, dict[str, Any]]:
+def monitor_log(path: str, use_llm: bool, state_dir: Path | None = None) -> tuple[Any, dict[str, Any]]:
     from schedmate.logmon.cli import make_monitor
 
     t0 = time.perf_counter()
-    mon = make_monitor(path, use_llm=use_llm)
+    mon = make_monitor(path, use_llm=use_llm, state_dir=state_dir)
     mon.feed_bytes(Path(path).read_bytes())
     report = mon.finish()
     return report, {"seconds": time.perf_counter() - t0, "llm_calls": report.llm_calls}
@@ -57,7 +58,15 @@ def monitor_log(path: str, use_llm: bool) -> tuple[Any, dict[str, Any]]:
 
 def evaluate_logs(split: str | None = "test", use_llm: bool = False, cache: Path | None = None,
                   items: list[LogItem] | None = None) -> pd.DataFrame:
-    """One row per log item with what the monitor said, the labels and the three scores."""
+    """One row per log item with what the monitor said, the labels and the three scores. The monitor starts
+    with no learned rules and an empty failure memory (a directory of this run's own): with `use_llm` it
+    learns as it goes, in the items' order, and nothing a user's `$SCHEDMATE_HOME` learned scores here."""
+    with tempfile.TemporaryDirectory(prefix="schedmate-run-logs-") as state:
+        return _evaluate_logs(split, use_llm, cache, items, Path(state))
+
+
+def _evaluate_logs(split: str | None, use_llm: bool, cache: Path | None, items: list[LogItem] | None,
+                   state_dir: Path) -> pd.DataFrame:
     index = load_log_index(cache or default_out())
     chosen = items if items is not None else load_log_items(None if split in (None, "all") else split)
     rows: list[dict[str, Any]] = []
@@ -66,7 +75,7 @@ def evaluate_logs(split: str | None = "test", use_llm: bool = False, cache: Path
     for it in chosen:
         if it.id not in index:
             continue
-        report, info = monitor_log(index[it.id], use_llm)
+        report, info = monitor_log(index[it.id], use_llm, state_dir)
         lab, f, p = it.labels, report.failure, report.progress
         rows.append({
             "id": it.id, "source": it.source.key, "framework": it.framework,

@@ -9,6 +9,7 @@ from typing import Any
 
 from schedmate.codeprof.derive import derive
 from schedmate.codeprof.facts import CodeProfile, Fact
+from schedmate.codeprof.llm_checks import token_budget
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
 
@@ -85,6 +86,9 @@ def null_reasons(facts: dict[str, Fact], res: StaticResult, warnings: list[str])
                               else "not stated, and not derivable from the sources read"),
         "params": "no model config with its dimensions and no well-known model name in the sources read",
     }
+    if (budget := token_budget(res)) is not None:
+        reasons["micro_batch_size"] = reasons["global_batch_size"] = (
+            f"batches are filled to a token budget ({budget[0]} {budget[1]}): sequences per batch vary")
     for name in SCHEDULER_FIELDS:
         if not have(name) and f"{name}:" not in said:
             out.append(f"{name}: unknown: {reasons[name]}")

@@ -45,6 +45,22 @@ def _entry_prose(res: StaticResult, wd: Workdir) -> str:
     return "\n".join(parts)
 
 
+# a batch filled up to a number of tokens (fairseq's `--max-tokens`, `--batch-size-tokens`) holds as many
+# sequences as fit, so there is no per-device count of sequences to ask for
+_TOKEN_BUDGET_KEYS = ("max_tokens", "max_tokens_per_batch", "tokens_per_batch", "batch_size_tokens")
+
+
+def token_budget(res: StaticResult) -> tuple[str, int] | None:
+    """(flag, tokens) when the command line batches by a token budget and names no sequence count."""
+    if res.val("micro_batch_size") is not None or res.params.get("batch_size", "max_sentences") is not None:
+        return None
+    for key in _TOKEN_BUDGET_KEYS:
+        pv = res.params.get(key)
+        if pv is not None and pv.where == ["cmd"] and isinstance(pv.value, int) and pv.value > 0:
+            return "--" + key.replace("_", "-"), pv.value
+    return None
+
+
 def open_fields(res: StaticResult, wd: Workdir) -> list[str]:
     """Askable fields that neither the static pass nor derivation fills."""
     facts = {k: v.model_copy(deep=True) for k, v in res.facts.items()}
@@ -55,6 +71,8 @@ def open_fields(res: StaticResult, wd: Workdir) -> list[str]:
             continue
         if name == "model_name" and facts.get("model_family") is not None:
             continue  # a family found in the code without a name: the job defines its own model
+        if name in ("micro_batch_size", "global_batch_size") and token_budget(res) is not None:
+            continue  # batches by tokens: no sequence count exists to be found
         if name == "parallelism.data" and facts.get("num_gpus") is None:
             continue  # data parallelism needs the GPU count the command did not fix
         if name == "train_steps" and facts.get("epochs") is not None:

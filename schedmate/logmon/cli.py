@@ -18,15 +18,16 @@ from schedmate.logmon.report import LogReport
 class _LazyMemory:
     """Loads chromadb and the embedding model only when a diagnosis is first looked up."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         self._mem: Any = None
         self._failed = False
+        self._path = path
 
     def _get(self) -> Any:
         if self._mem is None and not self._failed:
             from schedmate.logmon.assist import make_memory
 
-            self._mem = make_memory()
+            self._mem = make_memory(self._path)
             self._failed = self._mem is None
         return self._mem
 
@@ -55,7 +56,9 @@ def unreadable(path: Path) -> str | None:
     return None
 
 
-def make_monitor(source: str, use_llm: bool, **kw: Any) -> Monitor:
+def make_monitor(source: str, use_llm: bool, state_dir: Path | None = None, **kw: Any) -> Monitor:
+    """A monitor with the learned rules and failure memory under `$SCHEDMATE_HOME`, or under `state_dir`
+    (an evaluation's own, so that what one run learned does not score the next)."""
     from schedmate.logmon.store import RuleStore
 
     assistant = memory = None
@@ -63,8 +66,9 @@ def make_monitor(source: str, use_llm: bool, **kw: Any) -> Monitor:
         from schedmate.logmon.assist import make_assistant
 
         assistant = make_assistant()
-        memory = _LazyMemory()
-    return Monitor(source=source, assistant=assistant, memory=memory, store=RuleStore(), **kw)
+        memory = _LazyMemory(None if state_dir is None else state_dir / "memory")
+    store = RuleStore(None if state_dir is None else state_dir / "logrules.sqlite")
+    return Monitor(source=source, assistant=assistant, memory=memory, store=store, **kw)
 
 
 def _warn(report: LogReport, shown: set[str]) -> None:

@@ -52,6 +52,10 @@ def _shape_line(text: str) -> bool:
     return not any(r.regex.search(text) for r in BENIGN_RULES)
 
 
+def _counter(values: dict[str, float]) -> float | None:
+    return next((values[k] for k in ("step", "epoch") if k in values), None)
+
+
 class Monitor(Resolution):
     """Progress, remaining time and failures from one job's log.
 
@@ -111,6 +115,8 @@ class Monitor(Resolution):
         self.rules_matched = 0
         self.unmatched = 0
         self.rules_learned = 0
+        self._proven: set[str] = set()  # learned progress rules whose counter has grown
+        self._held: dict[str, list[tuple]] = {}
         self.memory_hits = 0
         self.last_ts: float | None = None
         self.last_line_clock: float | None = None
@@ -254,7 +260,14 @@ class Monitor(Resolution):
             values, label = line_values(rule, m, text)
             if len(self._recent) >= 2:  # this line is the last one
                 label = own_or_previous_label(label, self._recent[-2].text)
-            self._on_progress(values, ll, rule.epoch_base, label)
+            if rule.source != "builtin":
+                held = self._learned_progress(rule.name, (values, ll, rule.epoch_base, label))
+                for args in held:
+                    self._on_progress(*args)
+                if not held:
+                    return
+            else:
+                self._on_progress(values, ll, rule.epoch_base, label)
             if rule.announces_start:
                 self.progress.started = True
             if rule.marks_pause:
@@ -278,6 +291,26 @@ class Monitor(Resolution):
             self.failures.on_retry_succeeded()
         elif rule.name == "exception-ignored":
             self._ignored_block = 24
+
+    def _learned_progress(self, name: str, args: tuple) -> list[tuple]:
+        """A learned progress rule's readings, once it has shown a counter that grows: a model may take a
+        settings line (`save_steps=500`, `Learning rate for epoch 3`) for a progress report, and such a line
+        is printed once or repeats one value; a real progress line repeats with its step or epoch rising.
+        Until then its counter and time readings are held back (and dropped if it never proves itself); a
+        reading of the loss alone passes, it moves no counter."""
+        values = args[0]
+        if name in self._proven or not set(values) - {"loss"}:
+            return [args]
+        held = self._held.setdefault(name, [])
+        held.append(args)
+        counted = [i for i, a in enumerate(held) if _counter(a[0]) is not None]
+        if len(counted) >= 2 and _counter(held[counted[-1]][0]) > _counter(held[counted[-2]][0]):  # type: ignore[operator]
+            self._proven.add(name)
+            del self._held[name]
+            return held[counted[-2]:]
+        if len(held) > 8:
+            del held[:-1]
+        return []
 
     def _on_progress(self, values: dict[str, float], ll: LogLine, epoch_base: int = 0,
                      label: str | None = None) -> None:

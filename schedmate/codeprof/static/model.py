@@ -9,6 +9,7 @@ from typing import Any
 from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
+from schedmate.codeprof.static.layer_family import family_from_layers
 from schedmate.codeprof.static.modelsize.hook import (
     definition_stem,
     name_from_default_config,
@@ -472,4 +473,4 @@ class ModelMixin:
             m = re.match(r"pretrain_(\w+)", stem)
             if m and known.family_of(m.group(1)):
                 return known.family_of(m.group(1)), list(self.r.launch.args_where)  # type: ignore[union-attr,return-value]
-        return None
+        return family_from_layers(self.r.py, self.r.entry)
