@@ -125,6 +125,7 @@ class Consolidate(PlacementPolicy):
 
     name = "consolidate"
     strict_rack = False
+    stateless = True  # `consolidated` reads only the GPU count and the free GPUs
 
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
         return consolidated(js.num_gpus, cluster, cluster.free if free is None else free, self.strict_rack)
@@ -144,6 +145,7 @@ class Scatter(PlacementPolicy):
     """First fit in node order, spreading over as many nodes as it takes; never waits for locality."""
 
     name = "scatter"
+    stateless = True  # first fit reads only the GPU count and the free GPUs
 
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
         free = cluster.free if free is None else free

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from schedmate.policies.base import PREEMPTIONS, PlacementPolicy, PreemptionPolicy, QueueOrder
@@ -20,6 +21,14 @@ class PriorityPreemption(PreemptionPolicy):
 
     def __init__(self, min_interval_s: float = 300.0) -> None:
         self.min_interval_s = min_interval_s
+        self._holds_until = -math.inf
+
+    def failure_holds_until(self) -> float:
+        """The last failed search saw every candidate victim (running jobs of a worse class): those that
+        were eligible did not make room with the free GPUs, the others become eligible no earlier than
+        `min_interval_s` after their last start or preemption. Until the first of those times (less a few
+        units in the last place, for the rounding of `eligible`'s subtractions) the search finds the same."""
+        return self._holds_until
 
     def eligible(self, victim: JobState, now: float) -> bool:
         return (
@@ -40,10 +49,15 @@ class PriorityPreemption(PreemptionPolicy):
         mine = order.preemption_class(js, now)
         free: list[int] | None = None
         chosen: list[JobState] = []
+        holds = math.inf
         for victim in running:
             if order.preemption_class(victim, now) <= mine:
                 break
             if not self.eligible(victim, now):
+                at = max(victim.last_preempted, victim.last_start) + self.min_interval_s
+                at -= 8 * math.ulp(max(abs(at), self.min_interval_s))
+                if at < holds:
+                    holds = at
                 continue
             if free is None:
                 free = list(cluster.free)
@@ -55,4 +69,5 @@ class PriorityPreemption(PreemptionPolicy):
                 used = {node for node, _ in decision}
                 needed = [v for v in chosen if any(n in used for n, _ in v.placement)]
                 return needed, decision
+        self._holds_until = holds
         return None

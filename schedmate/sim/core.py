@@ -40,6 +40,9 @@ class ReplayConfig:
     record_timeseries: bool = True
     audit: bool = False
     """Keep every start/stop with its placement in `Simulator.audit` (tests check invariants on it)."""
+    skip_idle_passes: bool = True
+    """Skip a scheduling pass that provably could start and preempt nothing (`sim.passes`); the results are the
+    same either way (off: every pass walks the queue, for tests that check that)."""
 
 
 @dataclass
@@ -99,6 +102,14 @@ class SimulatorCore:
         self.log: list[dict] = []
         """Policy decisions worth keeping (e.g. tuned timers over time)."""
         self._dirty = False
+        self._changes = 0
+        """Counts what can change a pass's outcome other than an arrival (`sim.passes`: idle passes)."""
+        self._arrived_min = 1 << 30
+        """The smallest GPU demand queued since the last pass."""
+        self._idle: tuple | None = None
+        """What the last pass that did nothing proved (see `SchedulingPasses._schedule`)."""
+        self.passes_skipped = 0
+        """Passes counted in `passes` that were skipped as idle (they would have walked the queue in vain)."""
         self.ended = 0
         """Jobs that have ended, however (finish, failure signal, zero length)."""
         self.audit: list[tuple[float, str, int, Placement]] = []

@@ -21,6 +21,15 @@ class SchedulingPasses(JobTransitions):
     """The scheduling pass on top of the job transitions (see the module doc)."""
 
     def _schedule(self, t: float) -> None:
+        idle = self._idle
+        if idle is not None:
+            if self._idle_holds(idle, t):
+                self.passes += 1
+                self.passes_skipped += 1
+                self._arrived_min = 1 << 30
+                self._record(t)
+                return
+            self._idle = None
         self._pass(t)
         self._relaxed_pass(t)
         migration = self.scheduler.migration
@@ -37,6 +46,53 @@ class SchedulingPasses(JobTransitions):
             self._pass(t)
             self._relaxed_pass(t)
 
+    def _idle_holds(self, idle: tuple, t: float) -> bool:
+        """Would a pass now do nothing, as the last one did? `idle` is what that pass proved:
+        (`_changes` then, the queue's head, a GPU demand `floor`, a time `until`). Nothing that a pass's
+        decisions read has changed since when (1) no job started, stopped, left the queue or was
+        re-keyed (`_changes`; a running job's class changes only at announced key changes, which re-key
+        it), so the free GPUs, the running jobs and the keys of the jobs that waited then are the same,
+        and the placement is `stateless`: every job that failed then fails again; (2) the head is the same
+        job, and the preemption search it made (only the head's: a failure ends preemption for the pass)
+        still fails (`PreemptionPolicy.failure_holds_until`, `until`); (3) every job queued since asks for
+        at least `floor` GPUs: no job that big can be placed on these free GPUs (`floor` is 0 behind a
+        blocked head without a reservation, where no job behind the head is looked at)."""
+        changes, head, floor, until = idle
+        if changes != self._changes or t >= until or self._arrived_min < floor:
+            return False
+        waiting = self.waiting
+        return (waiting[0] if waiting else None) is head
+
+    def _note_idle(self, blocked: bool, may_preempt: bool, smallest_misfit: int, until: float) -> None:
+        """Keep what a pass that did nothing proved, for `_idle_holds` (only where skipping is allowed:
+        a `stateless` placement, no migration, no tick hook, preemption that ranks by class)."""
+        sched = self.scheduler
+        placement = sched.placement
+        pre = sched.preemption
+        if not (self.config.skip_idle_passes and placement.stateless and sched.migration is None
+                and sched.on_tick is None and not placement.tracks_unplaced and (pre is None or not pre.any_order)):
+            return
+        if may_preempt:  # a job that could still have preempted was never offered: promise nothing
+            return
+        if blocked:
+            floor = 0
+        else:
+            # every waiting job that fits under the free GPUs was tried (the scan's limit follows the
+            # smallest misfit), so a job fails if it asks for more than are free or, the placement being
+            # monotone, for at least the smallest demand that failed (same demand: same answer, stateless)
+            floor = self.cluster.total_free + 1
+            if placement.monotone and smallest_misfit < floor:
+                floor = smallest_misfit
+        waiting = self.waiting
+        self._idle = (self._changes, waiting[0] if waiting else None, floor, until)
+
+    def _record(self, t: float) -> None:
+        if self.config.record_timeseries:
+            ts = self.timeseries
+            ts.t.append(t)
+            ts.queued.append(len(self.waiting))
+            ts.busy_gpus.append(self.cluster.total_gpus - self.cluster.total_free)
+
     def _relaxed_pass(self, t: float) -> None:
         """A second pass for placements the policy makes only on GPUs the first pass left (see
         `PlacementPolicy.begin_relaxed_pass`)."""
@@ -49,6 +105,10 @@ class SchedulingPasses(JobTransitions):
 
     def _pass(self, t: float) -> None:
         self.passes += 1
+        changes = self._changes
+        self._arrived_min = 1 << 30
+        blocked = False  # the walk ended at a blocked head without a reservation
+        until = math.inf  # the failed preemption search holds until then
         order = self.scheduler.order
         placement = self.scheduler.placement
         preemption = self.scheduler.preemption
@@ -139,17 +199,18 @@ class SchedulingPasses(JobTransitions):
                     scan.restart(entry)
                     continue
                 may_preempt = False  # worse jobs behind this one cannot preempt either
+                until = preemption.failure_holds_until()
             if order.blocking and reservation is None:
                 if not self.scheduler.backfill:
+                    blocked = True
                     break
                 reservation = self._reserve(js, t)
                 if reservation is None:
+                    blocked = True
                     break
-        if self.config.record_timeseries:
-            ts = self.timeseries
-            ts.t.append(t)
-            ts.queued.append(len(self.waiting))
-            ts.busy_gpus.append(cluster.total_gpus - cluster.total_free)
+        if changes == self._changes and reservation is None:
+            self._note_idle(blocked, may_preempt and preemption is not None, smallest_misfit, until)
+        self._record(t)
 
     def _running_for(self, preemption: PreemptionPolicy) -> Iterable[JobState]:
         if preemption.any_order:  # the policy ranks victims itself; index order keeps it deterministic

@@ -41,6 +41,8 @@ class JobTransitions(SimulatorCore):
         js.queue_entry = entry
         self.waiting.add(entry)
         g = js.num_gpus
+        if g < self._arrived_min:
+            self._arrived_min = g
         self.cluster.queued_gpus += g
         lst = self.waiting_by_gpus.get(g)
         if lst is None:
@@ -57,6 +59,7 @@ class JobTransitions(SimulatorCore):
     def _dequeue(self, js: JobState) -> None:
         entry = js.queue_entry
         js.queue_entry = None
+        self._changes += 1
         self.waiting.remove(entry)
         g = js.num_gpus
         self.cluster.queued_gpus -= g
@@ -66,6 +69,7 @@ class JobTransitions(SimulatorCore):
             del self.waiting_by_gpus[g]
 
     def _rekey(self, js: JobState, t: float) -> None:
+        self._changes += 1
         if js.status is Status.waiting:
             self._dequeue(js)
             self._enqueue(js, t)
@@ -160,6 +164,7 @@ class JobTransitions(SimulatorCore):
         self.running_by_end.add(entry)
 
     def _stop(self, js: JobState, t: float) -> None:
+        self._changes += 1
         self._advance(js, t)
         js.executed_s += t - js.last_start
         self.scheduler.placement.note_stopped(js, t)
