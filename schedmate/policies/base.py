@@ -123,6 +123,11 @@ class PreemptionPolicy(ABC):
         The default, -inf, promises nothing (the engine then never skips a pass that asked for victims)."""
         return -math.inf
 
+    def ineligible_until(self, victim: JobState, now: float) -> float:
+        """A time before which `victims` skips `victim` (never chooses it, whatever its class), or -inf
+        (the default: no promise). Lets the engine keep a pass's proof of idleness (`sim.passes`)."""
+        return -math.inf
+
     def wants(self, js: JobState, now: float) -> bool:
         """Cheap pre-check: may `js` preempt at all now? (False keeps the pass going without a search.)"""
         return True

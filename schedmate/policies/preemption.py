@@ -30,6 +30,17 @@ class PriorityPreemption(PreemptionPolicy):
         units in the last place, for the rounding of `eligible`'s subtractions) the search finds the same."""
         return self._holds_until
 
+    def ineligible_until(self, victim: JobState, now: float) -> float:
+        if self.eligible(victim, now):
+            return -math.inf
+        return self._ready_at(victim)
+
+    def _ready_at(self, victim: JobState) -> float:
+        # `eligible` no earlier than this (less a few units in the last place, for the rounding of its
+        # subtractions)
+        at = max(victim.last_preempted, victim.last_start) + self.min_interval_s
+        return at - 8 * math.ulp(max(abs(at), self.min_interval_s))
+
     def eligible(self, victim: JobState, now: float) -> bool:
         return (
             now - victim.last_preempted >= self.min_interval_s
@@ -54,8 +65,7 @@ class PriorityPreemption(PreemptionPolicy):
             if order.preemption_class(victim, now) <= mine:
                 break
             if not self.eligible(victim, now):
-                at = max(victim.last_preempted, victim.last_start) + self.min_interval_s
-                at -= 8 * math.ulp(max(abs(at), self.min_interval_s))
+                at = self._ready_at(victim)
                 if at < holds:
                     holds = at
                 continue

@@ -57,7 +57,7 @@ class SchedulingPasses(JobTransitions):
         still fails (`PreemptionPolicy.failure_holds_until`, `until`); (3) every job queued since asks for
         at least `floor` GPUs: no job that big can be placed on these free GPUs (`floor` is 0 behind a
         blocked head without a reservation, where no job behind the head is looked at)."""
-        changes, head, floor, until = idle
+        changes, head, floor, until, _ = idle
         if changes != self._changes or t >= until or self._arrived_min < floor:
             return False
         waiting = self.waiting
@@ -84,7 +84,11 @@ class SchedulingPasses(JobTransitions):
             if placement.monotone and smallest_misfit < floor:
                 floor = smallest_misfit
         waiting = self.waiting
-        self._idle = (self._changes, waiting[0] if waiting else None, floor, until)
+        head = waiting[0] if waiting else None
+        # the class the head's search compared with (a running job of no worse class is never a candidate)
+        searched = head is not None and pre is not None and sched.order.preemptive
+        head_class = sched.order.preemption_class(self.jobs.live[head[1]], self.now) if searched else math.inf
+        self._idle = (self._changes, head, floor, until, head_class)
 
     def _record(self, t: float) -> None:
         if self.config.record_timeseries:

@@ -69,20 +69,51 @@ class JobTransitions(SimulatorCore):
             del self.waiting_by_gpus[g]
 
     def _rekey(self, js: JobState, t: float) -> None:
-        self._changes += 1
         if js.status is Status.waiting:
             self._dequeue(js)
             self._enqueue(js, t)
         elif js.status is Status.running:
-            if js.class_entry is not None:
-                self.running_by_class.remove(js.class_entry)
+            old = js.class_entry
+            if old is not None:
+                self.running_by_class.remove(old)
                 js.class_entry = None
             self._add_running_class(js, t)
             if js.end_entry is not None:
                 self.running_by_end.remove(js.end_entry)
                 self._add_running_end(js, t)
             self._announce_key_change(js, t)
+            self._running_rekeyed(js, old, t)
         self._dirty = True
+
+    def _running_rekeyed(self, js: JobState, old: tuple | None, t: float) -> None:
+        """A running job's class (or annotation) changed: does the last idle pass's proof still hold
+        (`sim.passes`)? A pass reads running jobs only through the head's preemption search (and EASY
+        reservations, whose predicted ends this may have moved: then no). The search visits exactly the
+        running jobs of a worse class than the head's and skips those it finds ineligible: a job of no
+        worse class before and after changes nothing, nor does one the policy cannot choose yet (until
+        then). Otherwise the proof goes."""
+        idle = self._idle
+        if idle is None:
+            return
+        sched = self.scheduler
+        pre = sched.preemption
+        if pre is not None and not (sched.order.preemptive or pre.any_order):
+            pre = None
+        if self._track_ends:
+            self._changes += 1
+            return
+        if pre is None:
+            return
+        changes, head, floor, until, head_class = idle
+        new = js.class_entry
+        if old is not None and new is not None and old[0] <= head_class and new[0] <= head_class:
+            return
+        ready = pre.ineligible_until(js, t)
+        if ready > t:
+            if ready < until:
+                self._idle = (changes, head, floor, ready, head_class)
+            return
+        self._changes += 1
 
     def update_annotation(self, js: JobState, annotation: Any, t: float) -> None:
         """Replace a job's annotation (e.g. a log-monitor update), re-sort it, and let the adapter act
