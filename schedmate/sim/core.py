@@ -90,11 +90,13 @@ class SimulatorCore:
         self.waiting: SortedList = SortedList()
         self.running: set[JobState] = set()
         self.running_by_class: SortedList = SortedList()
-        self.waiting_by_gpus: dict[int, SortedList] = {}
-        """The waiting queue split by GPU demand, same keys: a pass skips a whole demand at once."""
+        self.waiting_by_gpus: dict[int, SortedList] | None = None
+        """The waiting queue split by GPU demand, same keys: a pass skips a whole demand at once. Built
+        when a pass first merges it (`queue_by_gpus`), kept from then on (a blocked FIFO never needs it)."""
         self.running_by_end: SortedList = SortedList()
-        """(predicted end, idx) of running jobs; a running job's predicted end does not move. Kept only
-        for blocking orders with backfilling, the only passes that read it."""
+        """(predicted end, idx) of running jobs with a prediction; a running job's predicted end does not
+        move. Kept only for blocking orders with backfilling, the only passes that read it. Jobs without a
+        prediction are left out (they would sort last, where a reservation's search gives up)."""
         self._track_ends = scheduler.order.blocking and scheduler.backfill
         self.events = 0
         self.passes = 0

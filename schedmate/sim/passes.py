@@ -127,7 +127,7 @@ class SchedulingPasses(JobTransitions):
         smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
         monotone = placement.monotone
         backfill_budget = self.scheduler.backfill_depth
-        scan = QueueScan(self.waiting_by_gpus, self.waiting)
+        scan = QueueScan(self.queue_by_gpus, self.waiting)
         # a job too big for what is left is only skipped (with its whole demand) when no preemption, no
         # blocking head and no placement note is at stake: the scan can then skip such demands itself
         skip_hopeless = not order.blocking and note_unplaced is None
@@ -231,6 +231,8 @@ class SchedulingPasses(JobTransitions):
         free = self.cluster.total_free
         need = head.num_gpus
         live = self.jobs.live
+        # jobs without an estimate are not in running_by_end: they would sort after every estimate and
+        # end the search with None, as the end of the list does
         for end, idx in self.running_by_end:
             if end == math.inf:
                 return None  # without estimates there is no safe backfill

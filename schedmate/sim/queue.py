@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 from sortedcontainers import SortedList
 
@@ -22,10 +23,11 @@ class QueueScan:
     demand that no longer fits, when nothing else is to be done with its jobs), so that the walk does
     not hand those entries out one demand at a time."""
 
-    __slots__ = ("after", "by_gpus", "dropped", "first", "heap", "limit", "waiting")
+    __slots__ = ("after", "by_gpus", "dropped", "first", "heap", "limit", "source", "waiting")
 
-    def __init__(self, by_gpus: dict[int, SortedList], waiting: SortedList) -> None:
-        self.by_gpus = by_gpus
+    def __init__(self, by_gpus: Callable[[], dict[int, SortedList]], waiting: SortedList) -> None:
+        self.source = by_gpus
+        self.by_gpus: dict[int, SortedList] = {}
         self.waiting = waiting
         self.dropped: set[int] = set()
         self.heap: list | None = None
@@ -42,6 +44,7 @@ class QueueScan:
 
     def _merge(self, after: tuple | None) -> list:
         heap = []
+        self.by_gpus = self.source()
         dropped, limit = self.dropped, self.limit
         for g, lst in self.by_gpus.items():
             if g in dropped:

@@ -44,10 +44,12 @@ class JobTransitions(SimulatorCore):
         if g < self._arrived_min:
             self._arrived_min = g
         self.cluster.queued_gpus += g
-        lst = self.waiting_by_gpus.get(g)
-        if lst is None:
-            lst = self.waiting_by_gpus[g] = SortedList()
-        lst.add(entry)
+        by_gpus = self.waiting_by_gpus
+        if by_gpus is not None:
+            lst = by_gpus.get(g)
+            if lst is None:
+                lst = by_gpus[g] = SortedList()
+            lst.add(entry)
         self._announce_key_change(js, t)
 
     def _announce_key_change(self, js: JobState, t: float) -> None:
@@ -56,6 +58,17 @@ class JobTransitions(SimulatorCore):
         if nxt is not None and nxt > t and math.isfinite(nxt):
             self.push(nxt, KEY_CHANGE, js.idx, js.key_version)
 
+    def queue_by_gpus(self) -> dict[int, SortedList]:
+        """`waiting_by_gpus`, built from the queue the first time it is asked for."""
+        by_gpus = self.waiting_by_gpus
+        if by_gpus is None:
+            live = self.jobs.live
+            split: dict[int, list] = {}
+            for entry in self.waiting:
+                split.setdefault(live[entry[1]].num_gpus, []).append(entry)
+            by_gpus = self.waiting_by_gpus = {g: SortedList(lst) for g, lst in split.items()}
+        return by_gpus
+
     def _dequeue(self, js: JobState) -> None:
         entry = js.queue_entry
         js.queue_entry = None
@@ -63,10 +76,12 @@ class JobTransitions(SimulatorCore):
         self.waiting.remove(entry)
         g = js.num_gpus
         self.cluster.queued_gpus -= g
-        lst = self.waiting_by_gpus[g]
-        lst.remove(entry)
-        if not lst:
-            del self.waiting_by_gpus[g]
+        by_gpus = self.waiting_by_gpus
+        if by_gpus is not None:
+            lst = by_gpus[g]
+            lst.remove(entry)
+            if not lst:
+                del by_gpus[g]
 
     def _rekey(self, js: JobState, t: float) -> None:
         if js.status is Status.waiting:
@@ -78,8 +93,10 @@ class JobTransitions(SimulatorCore):
                 self.running_by_class.remove(old)
                 js.class_entry = None
             self._add_running_class(js, t)
-            if js.end_entry is not None:
-                self.running_by_end.remove(js.end_entry)
+            if self._track_ends:
+                if js.end_entry is not None:
+                    self.running_by_end.remove(js.end_entry)
+                    js.end_entry = None
                 self._add_running_end(js, t)
             self._announce_key_change(js, t)
             self._running_rekeyed(js, old, t)
@@ -190,7 +207,9 @@ class JobTransitions(SimulatorCore):
 
     def _add_running_end(self, js: JobState, t: float) -> None:
         r = predicted_remaining(js, t)
-        entry = (math.inf if r is None else t + r, js.idx)
+        if r is None:
+            return
+        entry = (t + r, js.idx)
         js.end_entry = entry
         self.running_by_end.add(entry)
 
