@@ -33,12 +33,12 @@ class PriorityPreemption(PreemptionPolicy):
     def ineligible_until(self, victim: JobState, now: float) -> float:
         if self.eligible(victim, now):
             return -math.inf
-        return self._ready_at(victim)
+        return self._ready_at(max(victim.last_preempted, victim.last_start))
 
-    def _ready_at(self, victim: JobState) -> float:
-        # `eligible` no earlier than this (less a few units in the last place, for the rounding of its
-        # subtractions)
-        at = max(victim.last_preempted, victim.last_start) + self.min_interval_s
+    def _ready_at(self, last: float) -> float:
+        # a job last started or stopped at `last` is not `eligible` before this (less a few units in the
+        # last place, for the rounding of its subtractions)
+        at = last + self.min_interval_s
         return at - 8 * math.ulp(max(abs(at), self.min_interval_s))
 
     def eligible(self, victim: JobState, now: float) -> bool:
@@ -60,24 +60,32 @@ class PriorityPreemption(PreemptionPolicy):
         mine = order.preemption_class(js, now)
         free: list[int] | None = None
         chosen: list[JobState] = []
-        holds = math.inf
+        since = math.inf  # the earliest last start or preemption among the ineligible candidates
+        # a placement is GPUs out of `free`: while the free GPUs and the victims' are fewer than the job
+        # asks for, no placement can come back, and a stateless one has nothing else to do (not asked)
+        short = js.num_gpus - cluster.total_free if placement.stateless else 0
         for victim in running:
             if order.preemption_class(victim, now) <= mine:
                 break
             if not self.eligible(victim, now):
-                at = self._ready_at(victim)
-                if at < holds:
-                    holds = at
+                last = victim.last_start if victim.last_start > victim.last_preempted else victim.last_preempted
+                if last < since:
+                    since = last
                 continue
             if free is None:
                 free = list(cluster.free)
             chosen.append(victim)
             for node, gpus in victim.placement:
                 free[node] += gpus
+                short -= gpus
+            if short > 0:
+                continue
             decision = placement.place(js, cluster, now, free)
             if isinstance(decision, tuple):
                 used = {node for node, _ in decision}
                 needed = [v for v in chosen if any(n in used for n, _ in v.placement)]
                 return needed, decision
-        self._holds_until = holds
+        # a job that stopped or started later is ineligible at least as long (the subtractions in
+        # `eligible` are monotone)
+        self._holds_until = self._ready_at(since) if since < math.inf else math.inf
         return None
