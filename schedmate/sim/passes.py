@@ -63,16 +63,15 @@ class SchedulingPasses(JobTransitions):
         waiting = self.waiting
         return (waiting[0] if waiting else None) is head
 
-    def _note_idle(self, blocked: bool, may_preempt: bool, smallest_misfit: int, until: float) -> None:
+    def _note_idle(self, blocked: bool, searched: tuple | None, smallest_misfit: int, until: float) -> None:
         """Keep what a pass that did nothing proved, for `_idle_holds` (only where skipping is allowed:
-        a `stateless` placement, no migration, no tick hook, preemption that ranks by class)."""
+        a `stateless` placement, no migration, no tick hook, preemption that ranks by class). `searched`:
+        the queue entry whose preemption search failed (None: no search failed)."""
         sched = self.scheduler
         placement = sched.placement
         pre = sched.preemption
         if not (self.config.skip_idle_passes and placement.stateless and sched.migration is None
                 and sched.on_tick is None and not placement.tracks_unplaced and (pre is None or not pre.any_order)):
-            return
-        if may_preempt:  # a job that could still have preempted was never offered: promise nothing
             return
         if blocked:
             floor = 0
@@ -85,9 +84,15 @@ class SchedulingPasses(JobTransitions):
                 floor = smallest_misfit
         waiting = self.waiting
         head = waiting[0] if waiting else None
-        # the class the head's search compared with (a running job of no worse class is never a candidate)
-        searched = head is not None and pre is not None and sched.order.preemptive
-        head_class = sched.order.preemption_class(self.jobs.live[head[1]], self.now) if searched else math.inf
+        head_class = math.inf
+        if pre is not None and sched.order.preemptive:
+            # only the head's failed search ends preemption for a pass in the same way every time (a job
+            # that could still have preempted was never offered, or a later job searched: promise nothing)
+            if head is None or searched is not head:
+                return
+            # the class that search compared with (a running job of no worse class is never a candidate);
+            # asked again at the same time, the order answers the same
+            head_class = sched.order.preemption_class(self.jobs.live[head[1]], self.now)
         self._idle = (self._changes, head, floor, until, head_class)
 
     def _record(self, t: float) -> None:
@@ -113,6 +118,7 @@ class SchedulingPasses(JobTransitions):
         self._arrived_min = 1 << 30
         blocked = False  # the walk ended at a blocked head without a reservation
         until = math.inf  # the failed preemption search holds until then
+        searched = None  # the entry whose preemption search failed
         order = self.scheduler.order
         placement = self.scheduler.placement
         preemption = self.scheduler.preemption
@@ -204,6 +210,7 @@ class SchedulingPasses(JobTransitions):
                     continue
                 may_preempt = False  # worse jobs behind this one cannot preempt either
                 until = preemption.failure_holds_until()
+                searched = entry
             if order.blocking and reservation is None:
                 if not self.scheduler.backfill:
                     blocked = True
@@ -213,7 +220,7 @@ class SchedulingPasses(JobTransitions):
                     blocked = True
                     break
         if changes == self._changes and reservation is None:
-            self._note_idle(blocked, may_preempt and preemption is not None, smallest_misfit, until)
+            self._note_idle(blocked, searched, smallest_misfit, until)
         self._record(t)
 
     def _running_for(self, preemption: PreemptionPolicy) -> Iterable[JobState]:
