@@ -69,8 +69,9 @@ class PlacementPolicy(ABC):
     GPUs are freed; the engine then skips bigger jobs in the same pass without asking."""
     stateless: bool = False
     """`place` depends only on the job's GPU count and the free GPUs it is given (not on the time, the job's
-    other fields or earlier calls), changes nothing and never returns `Wait`; the policy asks for no relaxed
-    pass and notes no unplaced jobs. The engine may then skip a pass that could only repeat the last one's
+    other fields or earlier calls), changes nothing, never returns `Wait` and never finds room on free GPUs
+    that are, node by node, no more than some it found none on; the policy asks for no relaxed pass and
+    notes no unplaced jobs. The engine may then skip a pass that could only repeat the last one's
     failures (`sim.passes`)."""
 
     @abstractmethod

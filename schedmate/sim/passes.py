@@ -47,16 +47,19 @@ class SchedulingPasses(JobTransitions):
             self._relaxed_pass(t)
 
     def _idle_holds(self, idle: tuple, t: float) -> bool:
-        """Would a pass now do nothing, as the last one did? `idle` is what that pass proved:
-        (`_changes` then, the queue's head, a GPU demand `floor`, a time `until`). Nothing that a pass's
-        decisions read has changed since when (1) no job started, stopped, left the queue or was
-        re-keyed (`_changes`; a running job's class changes only at announced key changes, which re-key
-        it), so the free GPUs, the running jobs and the keys of the jobs that waited then are the same,
-        and the placement is `stateless`: every job that failed then fails again; (2) the head is the same
-        job, and the preemption search it made (only the head's: a failure ends preemption for the pass)
-        still fails (`PreemptionPolicy.failure_holds_until`, `until`); (3) every job queued since asks for
-        at least `floor` GPUs: no job that big can be placed on these free GPUs (`floor` is 0 behind a
-        blocked head without a reservation, where no job behind the head is looked at)."""
+        """Would a pass now do nothing? `idle` is what the last pass proved at its end, when it preempted
+        nothing: (`_changes` then, the queue's head, a GPU demand `floor`, a time `until`, the head's class).
+        That pass left every waiting job either tried and unplaced or skipped as too big, on free GPUs that
+        were, node by node, at least those at its end (it only started jobs), so with a `stateless`
+        placement each would fail again on them. A pass now does nothing when (1) no job started, stopped,
+        left the queue or was re-keyed since (`_changes`; a running job's class changes only at announced
+        key changes, which re-key it; see `_running_rekeyed` for those that cannot matter), so the free
+        GPUs, the running jobs and the waiting jobs' keys are the same; (2) the head is the same job, and
+        the preemption search it made (only the head's: a failure ends preemption for the pass) still
+        fails (`PreemptionPolicy.failure_holds_until` and the jobs started after it, `until`); (3) every
+        job queued since asks for at least `floor` GPUs: no job that big can be placed on these free GPUs
+        (`floor` is 0 behind a blocked head without a reservation, where no job behind the head is looked
+        at)."""
         changes, head, floor, until, _ = idle
         if changes != self._changes or t >= until or self._arrived_min < floor:
             return False
@@ -64,7 +67,7 @@ class SchedulingPasses(JobTransitions):
         return (waiting[0] if waiting else None) is head
 
     def _note_idle(self, blocked: bool, searched: tuple | None, smallest_misfit: int, until: float) -> None:
-        """Keep what a pass that did nothing proved, for `_idle_holds` (only where skipping is allowed:
+        """Keep what a pass that preempted nothing proved, for `_idle_holds` (only where skipping is allowed:
         a `stateless` placement, no migration, no tick hook, preemption that ranks by class). `searched`:
         the queue entry whose preemption search failed (None: no search failed)."""
         sched = self.scheduler
@@ -114,7 +117,7 @@ class SchedulingPasses(JobTransitions):
 
     def _pass(self, t: float) -> None:
         self.passes += 1
-        changes = self._changes
+        preempted = False  # GPUs only got fewer during this pass while no job was preempted
         self._arrived_min = 1 << 30
         blocked = False  # the walk ended at a blocked head without a reservation
         until = math.inf  # the failed preemption search holds until then
@@ -175,6 +178,7 @@ class SchedulingPasses(JobTransitions):
                     found = preemption.upgrade(js, decision, self._running_for(preemption), cluster, placement, order, t)
                     if found is not None:
                         victims, decision = found
+                        preempted = True
                         for v in victims:
                             self.preempt(v, t)
                         self.start(js, decision, t)
@@ -184,6 +188,10 @@ class SchedulingPasses(JobTransitions):
                         scan.restart(None)  # victims re-entered the queue: rescan from the top
                         continue
                 self.start(js, decision, t)
+                if searched is not None:
+                    # the failed search did not see this job run: it holds only while the job cannot be chosen
+                    ready = preemption.ineligible_until(js, t)
+                    until = ready if t < ready < until else (until if ready > t else -math.inf)
                 if reservation is not None:
                     reservation = self._consume_reservation(js, t, reservation)
                 continue
@@ -200,6 +208,7 @@ class SchedulingPasses(JobTransitions):
                 found = preemption.victims(js, running, cluster, placement, order, t)
                 if found is not None:
                     victims, where = found
+                    preempted = True
                     for v in victims:
                         self.preempt(v, t)
                     self.start(js, where, t)
@@ -219,7 +228,7 @@ class SchedulingPasses(JobTransitions):
                 if reservation is None:
                     blocked = True
                     break
-        if changes == self._changes and reservation is None:
+        if not preempted and reservation is None:
             self._note_idle(blocked, searched, smallest_misfit, until)
         self._record(t)
 
