@@ -108,6 +108,8 @@ class SimulatorCore:
         """Counts what can change a pass's outcome other than an arrival (`sim.passes`: idle passes)."""
         self._arrived_min = 1 << 30
         """The smallest GPU demand queued since the last pass."""
+        self._skip_idle = False
+        """Whether idle passes may be skipped in this replay (set when it starts)."""
         self._idle: tuple | None = None
         """What the last pass that did nothing proved (see `SchedulingPasses._schedule`)."""
         self.passes_skipped = 0

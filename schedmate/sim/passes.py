@@ -70,12 +70,11 @@ class SchedulingPasses(JobTransitions):
         """Keep what a pass that preempted nothing proved, for `_idle_holds` (only where skipping is allowed:
         a `stateless` placement, no migration, no tick hook, preemption that ranks by class). `searched`:
         the queue entry whose preemption search failed (None: no search failed)."""
+        if not self._skip_idle:
+            return
         sched = self.scheduler
         placement = sched.placement
         pre = sched.preemption
-        if not (self.config.skip_idle_passes and placement.stateless and sched.migration is None
-                and sched.on_tick is None and not placement.tracks_unplaced and (pre is None or not pre.any_order)):
-            return
         if blocked:
             floor = 0
         else:
@@ -97,6 +96,14 @@ class SchedulingPasses(JobTransitions):
             # asked again at the same time, the order answers the same
             head_class = sched.order.preemption_class(self.jobs.live[head[1]], self.now)
         self._idle = (self._changes, head, floor, until, head_class)
+
+    def idle_skipping_allowed(self) -> bool:
+        """Whether this replay may skip idle passes (see `_note_idle`); the event loop asks once."""
+        sched = self.scheduler
+        placement = sched.placement
+        pre = sched.preemption
+        return (self.config.skip_idle_passes and placement.stateless and sched.migration is None
+                and sched.on_tick is None and not placement.tracks_unplaced and (pre is None or not pre.any_order))
 
     def _record(self, t: float) -> None:
         if self.config.record_timeseries:
@@ -188,7 +195,7 @@ class SchedulingPasses(JobTransitions):
                         scan.restart(None)  # victims re-entered the queue: rescan from the top
                         continue
                 self.start(js, decision, t)
-                if searched is not None:
+                if searched is not None and self._skip_idle:
                     # the failed search did not see this job run: it holds only while the job cannot be chosen
                     ready = preemption.ineligible_until(js, t)
                     until = ready if t < ready < until else (until if ready > t else -math.inf)
