@@ -10,6 +10,8 @@ Each run is a separate process so that peak RSS (ru_maxrss) belongs to that run 
 of the whole process (imports, generation, replay) and `peak_rss_mb` its peak resident memory. CPU time
 is the steadier figure when other work shares the machine.
 
+`passes` counts scheduling passes, `passes_skipped` those of them the engine proved idle and skipped.
+
 `--code DIR` runs the same benchmark with the code of another checkout (its own `eval/bench_replay.py
 --one`), e.g. the engine before a change; rows are labelled with that checkout's commit.
 """
@@ -51,7 +53,8 @@ def one(trace: str, policy: str, cluster: str, network: str, compress: float) ->
             "load_avg_1m": round(os.getloadavg()[0], 1),
             "events": s.events, "events_per_s": round(s.events_per_s), "peak_rss_mb": round(usage.ru_maxrss / 1024),
             "avg_jct_s": round(s.avg_jct_s), "avg_queue_s": round(s.avg_queue_s),
-            "gpu_utilization": round(s.gpu_utilization, 3), "preemptions": s.preemptions}
+            "gpu_utilization": round(s.gpu_utilization, 3), "preemptions": s.preemptions,
+            "passes": r.sim.passes, "passes_skipped": getattr(r.sim, "passes_skipped", None)}
 
 
 def commit_of(code: Path) -> str:

@@ -8,6 +8,7 @@ annotations (`js.annotation`), never the truth fields of `js.job`.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -66,6 +67,12 @@ class PlacementPolicy(ABC):
     monotone: bool = True
     """If a job of g GPUs cannot be placed (None), no job of more GPUs can be placed either until
     GPUs are freed; the engine then skips bigger jobs in the same pass without asking."""
+    stateless: bool = False
+    """`place` depends only on the job's GPU count and the free GPUs it is given (not on the time, the job's
+    other fields or earlier calls), changes nothing, never returns `Wait` and never finds room on free GPUs
+    that are, node by node, no more than some it found none on; the policy asks for no relaxed pass and
+    notes no unplaced jobs. The engine may then skip a pass that could only repeat the last one's
+    failures (`sim.passes`)."""
 
     @abstractmethod
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
@@ -110,6 +117,17 @@ class PreemptionPolicy(ABC):
     """Consulted whatever the queue order's `preemptive` flag: the policy judges priority itself
     (it is handed the running jobs in index order, not worst class first), and it may also be asked
     to `upgrade` a placement the placement policy found."""
+
+    def failure_holds_until(self) -> float:
+        """Called right after `victims` returned None: a time before which `victims` would return None
+        again for the same waiting job's class, the same running jobs (and classes) and the same free GPUs.
+        The default, -inf, promises nothing (the engine then never skips a pass that asked for victims)."""
+        return -math.inf
+
+    def ineligible_until(self, victim: JobState, now: float) -> float:
+        """A time before which `victims` skips `victim` (never chooses it, whatever its class), or -inf
+        (the default: no promise). Lets the engine keep a pass's proof of idleness (`sim.passes`)."""
+        return -math.inf
 
     def wants(self, js: JobState, now: float) -> bool:
         """Cheap pre-check: may `js` preempt at all now? (False keeps the pass going without a search.)"""

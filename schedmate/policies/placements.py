@@ -81,15 +81,25 @@ def consolidated(gpus: int, cluster: ClusterState, free: list[int], strict_rack:
         return ()
     live = free is cluster.free
     if gpus <= cluster.max_node_gpus:
-        if live and not cluster.fits_on_one_node(gpus):
+        if live:
+            # best_fit_single_node's answer read from the counts of nodes by free GPUs: the smallest free
+            # count that holds the job, on the first node that has it (no scan of every node per count)
+            counts = cluster.nodes_with_free
+            for k in range(gpus, len(counts)):
+                if counts[k]:
+                    return ((free.index(k), gpus),)
             return None
         return best_fit_single_node(gpus, free)
     target, in_rack = cluster.packed_shape(gpus)
     top = cluster.top_free_sum(target) if live else sum(sorted(free, reverse=True)[:target])
     if top < gpus:
         return None
-    for rack in sorted(cluster.nodes_in_rack):
-        p = fewest_nodes(gpus, cluster, free, cluster.nodes_in_rack[rack])
+    racks = cluster.nodes_in_rack
+    for rack in sorted(racks):
+        nodes = racks[rack]
+        if sum([free[n] for n in nodes]) < gpus:  # fewest_nodes finds nothing in a rack with fewer free GPUs
+            continue
+        p = fewest_nodes(gpus, cluster, free, nodes)
         if p is not None and len(p) <= target:
             return p
     if in_rack and strict_rack:
@@ -125,6 +135,7 @@ class Consolidate(PlacementPolicy):
 
     name = "consolidate"
     strict_rack = False
+    stateless = True  # `consolidated` reads only the GPU count and the free GPUs
 
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
         return consolidated(js.num_gpus, cluster, cluster.free if free is None else free, self.strict_rack)
@@ -144,6 +155,7 @@ class Scatter(PlacementPolicy):
     """First fit in node order, spreading over as many nodes as it takes; never waits for locality."""
 
     name = "scatter"
+    stateless = True  # first fit reads only the GPU count and the free GPUs
 
     def place(self, js: JobState, cluster: ClusterState, now: float, free: list[int] | None = None) -> Decision:
         free = cluster.free if free is None else free

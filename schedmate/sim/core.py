@@ -40,6 +40,9 @@ class ReplayConfig:
     record_timeseries: bool = True
     audit: bool = False
     """Keep every start/stop with its placement in `Simulator.audit` (tests check invariants on it)."""
+    skip_idle_passes: bool = True
+    """Skip a scheduling pass that provably could start and preempt nothing (`sim.passes`); the results are the
+    same either way (off: every pass walks the queue, for tests that check that)."""
 
 
 @dataclass
@@ -87,11 +90,13 @@ class SimulatorCore:
         self.waiting: SortedList = SortedList()
         self.running: set[JobState] = set()
         self.running_by_class: SortedList = SortedList()
-        self.waiting_by_gpus: dict[int, SortedList] = {}
-        """The waiting queue split by GPU demand, same keys: a pass skips a whole demand at once."""
+        self.waiting_by_gpus: dict[int, SortedList] | None = None
+        """The waiting queue split by GPU demand, same keys: a pass skips a whole demand at once. Built
+        when a pass first merges it (`queue_by_gpus`), kept from then on (a blocked FIFO never needs it)."""
         self.running_by_end: SortedList = SortedList()
-        """(predicted end, idx) of running jobs; a running job's predicted end does not move. Kept only
-        for blocking orders with backfilling, the only passes that read it."""
+        """(predicted end, idx) of running jobs with a prediction; a running job's predicted end does not
+        move. Kept only for blocking orders with backfilling, the only passes that read it. Jobs without a
+        prediction are left out (they would sort last, where a reservation's search gives up)."""
         self._track_ends = scheduler.order.blocking and scheduler.backfill
         self.events = 0
         self.passes = 0
@@ -99,6 +104,16 @@ class SimulatorCore:
         self.log: list[dict] = []
         """Policy decisions worth keeping (e.g. tuned timers over time)."""
         self._dirty = False
+        self._changes = 0
+        """Counts what can change a pass's outcome other than an arrival (`sim.passes`: idle passes)."""
+        self._arrived_min = 1 << 30
+        """The smallest GPU demand queued since the last pass."""
+        self._skip_idle = False
+        """Whether idle passes may be skipped in this replay (set when it starts)."""
+        self._idle: tuple | None = None
+        """What the last pass that did nothing proved (see `SchedulingPasses._schedule`)."""
+        self.passes_skipped = 0
+        """Passes counted in `passes` that were skipped as idle (they would have walked the queue in vain)."""
         self.ended = 0
         """Jobs that have ended, however (finish, failure signal, zero length)."""
         self.audit: list[tuple[float, str, int, Placement]] = []

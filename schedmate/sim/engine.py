@@ -69,6 +69,7 @@ class Simulator(SchedulingPasses):
         sched.order.reset()
         sched.placement.reset(self.config.seed)
         self.annotator.reset(self.config.seed)
+        self._skip_idle = self.idle_skipping_allowed()
         submit = self.table.submit_time
         total = len(self.jobs)
         if sched.tick_s and total:

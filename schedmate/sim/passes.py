@@ -21,6 +21,15 @@ class SchedulingPasses(JobTransitions):
     """The scheduling pass on top of the job transitions (see the module doc)."""
 
     def _schedule(self, t: float) -> None:
+        idle = self._idle
+        if idle is not None:
+            if self._idle_holds(idle, t):
+                self.passes += 1
+                self.passes_skipped += 1
+                self._arrived_min = 1 << 30
+                self._record(t)
+                return
+            self._idle = None
         self._pass(t)
         self._relaxed_pass(t)
         migration = self.scheduler.migration
@@ -37,6 +46,72 @@ class SchedulingPasses(JobTransitions):
             self._pass(t)
             self._relaxed_pass(t)
 
+    def _idle_holds(self, idle: tuple, t: float) -> bool:
+        """Would a pass now do nothing? `idle` is what the last pass proved at its end, when it preempted
+        nothing: (`_changes` then, the queue's head, a GPU demand `floor`, a time `until`, the head's class).
+        That pass left every waiting job either tried and unplaced or skipped as too big, on free GPUs that
+        were, node by node, at least those at its end (it only started jobs), so with a `stateless`
+        placement each would fail again on them. A pass now does nothing when (1) no job started, stopped,
+        left the queue or was re-keyed since (`_changes`; a running job's class changes only at announced
+        key changes, which re-key it; see `_running_rekeyed` for those that cannot matter), so the free
+        GPUs, the running jobs and the waiting jobs' keys are the same; (2) the head is the same job, and
+        the preemption search it made (only the head's: a failure ends preemption for the pass) still
+        fails (`PreemptionPolicy.failure_holds_until` and the jobs started after it, `until`); (3) every
+        job queued since asks for at least `floor` GPUs: no job that big can be placed on these free GPUs
+        (`floor` is 0 behind a blocked head without a reservation, where no job behind the head is looked
+        at)."""
+        changes, head, floor, until, _ = idle
+        if changes != self._changes or t >= until or self._arrived_min < floor:
+            return False
+        waiting = self.waiting
+        return (waiting[0] if waiting else None) is head
+
+    def _note_idle(self, blocked: bool, searched: tuple | None, smallest_misfit: int, until: float) -> None:
+        """Keep what a pass that preempted nothing proved, for `_idle_holds` (only where skipping is allowed:
+        a `stateless` placement, no migration, no tick hook, preemption that ranks by class). `searched`:
+        the queue entry whose preemption search failed (None: no search failed)."""
+        if not self._skip_idle:
+            return
+        sched = self.scheduler
+        placement = sched.placement
+        pre = sched.preemption
+        if blocked:
+            floor = 0
+        else:
+            # every waiting job that fits under the free GPUs was tried (the scan's limit follows the
+            # smallest misfit), so a job fails if it asks for more than are free or, the placement being
+            # monotone, for at least the smallest demand that failed (same demand: same answer, stateless)
+            floor = self.cluster.total_free + 1
+            if placement.monotone and smallest_misfit < floor:
+                floor = smallest_misfit
+        waiting = self.waiting
+        head = waiting[0] if waiting else None
+        head_class = math.inf
+        if pre is not None and sched.order.preemptive:
+            # only the head's failed search ends preemption for a pass in the same way every time (a job
+            # that could still have preempted was never offered, or a later job searched: promise nothing)
+            if head is None or searched is not head:
+                return
+            # the class that search compared with (a running job of no worse class is never a candidate);
+            # asked again at the same time, the order answers the same
+            head_class = sched.order.preemption_class(self.jobs.live[head[1]], self.now)
+        self._idle = (self._changes, head, floor, until, head_class)
+
+    def idle_skipping_allowed(self) -> bool:
+        """Whether this replay may skip idle passes (see `_note_idle`); the event loop asks once."""
+        sched = self.scheduler
+        placement = sched.placement
+        pre = sched.preemption
+        return (self.config.skip_idle_passes and placement.stateless and sched.migration is None
+                and sched.on_tick is None and not placement.tracks_unplaced and (pre is None or not pre.any_order))
+
+    def _record(self, t: float) -> None:
+        if self.config.record_timeseries:
+            ts = self.timeseries
+            ts.t.append(t)
+            ts.queued.append(len(self.waiting))
+            ts.busy_gpus.append(self.cluster.total_gpus - self.cluster.total_free)
+
     def _relaxed_pass(self, t: float) -> None:
         """A second pass for placements the policy makes only on GPUs the first pass left (see
         `PlacementPolicy.begin_relaxed_pass`)."""
@@ -49,6 +124,11 @@ class SchedulingPasses(JobTransitions):
 
     def _pass(self, t: float) -> None:
         self.passes += 1
+        preempted = False  # GPUs only got fewer during this pass while no job was preempted
+        self._arrived_min = 1 << 30
+        blocked = False  # the walk ended at a blocked head without a reservation
+        until = math.inf  # the failed preemption search holds until then
+        searched = None  # the entry whose preemption search failed
         order = self.scheduler.order
         placement = self.scheduler.placement
         preemption = self.scheduler.preemption
@@ -63,7 +143,7 @@ class SchedulingPasses(JobTransitions):
         smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
         monotone = placement.monotone
         backfill_budget = self.scheduler.backfill_depth
-        scan = QueueScan(self.waiting_by_gpus, self.waiting)
+        scan = QueueScan(self.queue_by_gpus, self.waiting)
         # a job too big for what is left is only skipped (with its whole demand) when no preemption, no
         # blocking head and no placement note is at stake: the scan can then skip such demands itself
         skip_hopeless = not order.blocking and note_unplaced is None
@@ -105,6 +185,7 @@ class SchedulingPasses(JobTransitions):
                     found = preemption.upgrade(js, decision, self._running_for(preemption), cluster, placement, order, t)
                     if found is not None:
                         victims, decision = found
+                        preempted = True
                         for v in victims:
                             self.preempt(v, t)
                         self.start(js, decision, t)
@@ -114,6 +195,10 @@ class SchedulingPasses(JobTransitions):
                         scan.restart(None)  # victims re-entered the queue: rescan from the top
                         continue
                 self.start(js, decision, t)
+                if searched is not None and self._skip_idle:
+                    # the failed search did not see this job run: it holds only while the job cannot be chosen
+                    ready = preemption.ineligible_until(js, t)
+                    until = ready if t < ready < until else (until if ready > t else -math.inf)
                 if reservation is not None:
                     reservation = self._consume_reservation(js, t, reservation)
                 continue
@@ -130,6 +215,7 @@ class SchedulingPasses(JobTransitions):
                 found = preemption.victims(js, running, cluster, placement, order, t)
                 if found is not None:
                     victims, where = found
+                    preempted = True
                     for v in victims:
                         self.preempt(v, t)
                     self.start(js, where, t)
@@ -139,17 +225,19 @@ class SchedulingPasses(JobTransitions):
                     scan.restart(entry)
                     continue
                 may_preempt = False  # worse jobs behind this one cannot preempt either
+                until = preemption.failure_holds_until()
+                searched = entry
             if order.blocking and reservation is None:
                 if not self.scheduler.backfill:
+                    blocked = True
                     break
                 reservation = self._reserve(js, t)
                 if reservation is None:
+                    blocked = True
                     break
-        if self.config.record_timeseries:
-            ts = self.timeseries
-            ts.t.append(t)
-            ts.queued.append(len(self.waiting))
-            ts.busy_gpus.append(cluster.total_gpus - cluster.total_free)
+        if not preempted and reservation is None:
+            self._note_idle(blocked, searched, smallest_misfit, until)
+        self._record(t)
 
     def _running_for(self, preemption: PreemptionPolicy) -> Iterable[JobState]:
         if preemption.any_order:  # the policy ranks victims itself; index order keeps it deterministic
@@ -166,6 +254,8 @@ class SchedulingPasses(JobTransitions):
         free = self.cluster.total_free
         need = head.num_gpus
         live = self.jobs.live
+        # jobs without an estimate are not in running_by_end: they would sort after every estimate and
+        # end the search with None, as the end of the list does
         for end, idx in self.running_by_end:
             if end == math.inf:
                 return None  # without estimates there is no safe backfill

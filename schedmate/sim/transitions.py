@@ -41,11 +41,15 @@ class JobTransitions(SimulatorCore):
         js.queue_entry = entry
         self.waiting.add(entry)
         g = js.num_gpus
+        if g < self._arrived_min:
+            self._arrived_min = g
         self.cluster.queued_gpus += g
-        lst = self.waiting_by_gpus.get(g)
-        if lst is None:
-            lst = self.waiting_by_gpus[g] = SortedList()
-        lst.add(entry)
+        by_gpus = self.waiting_by_gpus
+        if by_gpus is not None:
+            lst = by_gpus.get(g)
+            if lst is None:
+                lst = by_gpus[g] = SortedList()
+            lst.add(entry)
         self._announce_key_change(js, t)
 
     def _announce_key_change(self, js: JobState, t: float) -> None:
@@ -54,31 +58,79 @@ class JobTransitions(SimulatorCore):
         if nxt is not None and nxt > t and math.isfinite(nxt):
             self.push(nxt, KEY_CHANGE, js.idx, js.key_version)
 
+    def queue_by_gpus(self) -> dict[int, SortedList]:
+        """`waiting_by_gpus`, built from the queue the first time it is asked for."""
+        by_gpus = self.waiting_by_gpus
+        if by_gpus is None:
+            live = self.jobs.live
+            split: dict[int, list] = {}
+            for entry in self.waiting:
+                split.setdefault(live[entry[1]].num_gpus, []).append(entry)
+            by_gpus = self.waiting_by_gpus = {g: SortedList(lst) for g, lst in split.items()}
+        return by_gpus
+
     def _dequeue(self, js: JobState) -> None:
         entry = js.queue_entry
         js.queue_entry = None
+        self._changes += 1
         self.waiting.remove(entry)
         g = js.num_gpus
         self.cluster.queued_gpus -= g
-        lst = self.waiting_by_gpus[g]
-        lst.remove(entry)
-        if not lst:
-            del self.waiting_by_gpus[g]
+        by_gpus = self.waiting_by_gpus
+        if by_gpus is not None:
+            lst = by_gpus[g]
+            lst.remove(entry)
+            if not lst:
+                del by_gpus[g]
 
     def _rekey(self, js: JobState, t: float) -> None:
         if js.status is Status.waiting:
             self._dequeue(js)
             self._enqueue(js, t)
         elif js.status is Status.running:
-            if js.class_entry is not None:
-                self.running_by_class.remove(js.class_entry)
+            old = js.class_entry
+            if old is not None:
+                self.running_by_class.remove(old)
                 js.class_entry = None
             self._add_running_class(js, t)
-            if js.end_entry is not None:
-                self.running_by_end.remove(js.end_entry)
+            if self._track_ends:
+                if js.end_entry is not None:
+                    self.running_by_end.remove(js.end_entry)
+                    js.end_entry = None
                 self._add_running_end(js, t)
             self._announce_key_change(js, t)
+            self._running_rekeyed(js, old, t)
         self._dirty = True
+
+    def _running_rekeyed(self, js: JobState, old: tuple | None, t: float) -> None:
+        """A running job's class (or annotation) changed: does the last idle pass's proof still hold
+        (`sim.passes`)? A pass reads running jobs only through the head's preemption search (and EASY
+        reservations, whose predicted ends this may have moved: then no). The search visits exactly the
+        running jobs of a worse class than the head's and skips those it finds ineligible: a job of no
+        worse class before and after changes nothing, nor does one the policy cannot choose yet (until
+        then). Otherwise the proof goes."""
+        idle = self._idle
+        if idle is None:
+            return
+        sched = self.scheduler
+        pre = sched.preemption
+        if pre is not None and not (sched.order.preemptive or pre.any_order):
+            pre = None
+        if self._track_ends:
+            self._changes += 1
+            return
+        if pre is None:
+            return
+        changes, head, floor, until, head_class = idle
+        new = js.class_entry
+        if old is not None and new is not None and old[0] <= head_class and new[0] <= head_class:
+            return
+        ready = pre.ineligible_until(js, t)
+        if ready > t:
+            if ready < until:
+                self._idle = (changes, head, floor, ready, head_class)
+            return
+        self._changes += 1
 
     def update_annotation(self, js: JobState, annotation: Any, t: float) -> None:
         """Replace a job's annotation (e.g. a log-monitor update), re-sort it, and let the adapter act
@@ -155,11 +207,14 @@ class JobTransitions(SimulatorCore):
 
     def _add_running_end(self, js: JobState, t: float) -> None:
         r = predicted_remaining(js, t)
-        entry = (math.inf if r is None else t + r, js.idx)
+        if r is None:
+            return
+        entry = (t + r, js.idx)
         js.end_entry = entry
         self.running_by_end.add(entry)
 
     def _stop(self, js: JobState, t: float) -> None:
+        self._changes += 1
         self._advance(js, t)
         js.executed_s += t - js.last_start
         self.scheduler.placement.note_stopped(js, t)
