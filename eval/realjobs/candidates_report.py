@@ -70,7 +70,8 @@ def item_rows(entry: dict[str, Any], labels: dict[str, Any], item_id: str, wide:
     prof = finish(dict(res.facts), res, wd, [], candidates=False)
     got = {f: prof.value(f) for f in FIELDS}
     cands = C.collect(res, wd, command)
-    fills = {x.field: x for x in C.decide(cands, {f for f in FIELDS if got[f] is not None})}
+    have = {f for f in FIELDS if got[f] is not None}
+    fills = {x.field: x for x in C.decide(cands, have, prof.value("framework"))}
     wider = unreached(wd.root, set(wd.hashes)) if wide else []
     rows = []
     for f in FIELDS:

@@ -98,7 +98,8 @@ def fill_from_candidates(facts: dict[str, Fact], res: StaticResult) -> list[str]
 
     have = {f for f in FIELDS if facts.get(f) is not None and facts[f].value is not None}
     out: list[str] = []
-    for fill in decide(res.candidates, have):
+    framework = facts["framework"].value if facts.get("framework") is not None else None
+    for fill in decide(res.candidates, have, framework):
         facts[fill.field] = Fact(value=fill.value, source="static", evidence=[fill.chosen.where],
                                  note=f"read from a candidate named {fill.chosen.name!r}")
         out.append(fill.warning())

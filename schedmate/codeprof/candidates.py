@@ -99,6 +99,8 @@ def field_of(name: str) -> str | None:
     if not training_leaf(key.lower()):
         return None
     leaf = re.split(r"[.\[\]]", key)[-1] or key
+    if leaf.startswith("_"):
+        return None  # `self._batch_size = 1`: an object's private state, not a setting
     toks = tokens(leaf)
     joined = "_".join(toks)
     if re.fullmatch(r"(train_)?(samples|imgs|images|videos)_per_(gpu|device)", joined):
@@ -313,10 +315,23 @@ def from_params(params: Any) -> list[Candidate]:
     return [c for c in out if c is not None]
 
 
+# a Python module that holds settings (`conf/vla.py`, `hparams.py`, `options.py`), not a library's code
+_SETTINGS_MODULE = re.compile(r"(^|[/_.-])(conf|config|configs|cfg|hparams?|hyperparams?|args|arguments|options?|opts|"
+                              r"settings?|params|defaults?|flags|experiments?|exps?|recipes?)([/_.-]|$)", re.IGNORECASE)
+
+
+def settings_file(rel: str, res: Any) -> bool:
+    """Whether a Python file's numbers are settings of this job: the entry script, a config the pass applied,
+    or a module named as a settings module (a helper library's own defaults are not the job's)."""
+    return rel == res.entry or rel in res.configs or bool(_SETTINGS_MODULE.search(rel.rsplit(".", 1)[0]))
+
+
 def collect(res: Any, wd: Any, command: str) -> list[Candidate]:
     """Every candidate in what the static pass reached: its settings, the command, and the files it read."""
     cands = from_params(res.params) + from_command(command)
     for rel, summary in res.py.items():
+        if not settings_file(rel, res):
+            continue
         cands += from_python(rel, summary, wd.read_text(rel) if rel in wd.hashes else None, rel == res.entry)
     for rel in sorted(wd.hashes):
         if rel in res.py:
@@ -348,15 +363,27 @@ class Fill:
                 f"a name match, weaker than a derived fact")
 
 
-def decide(cands: Iterable[Candidate], have: set[str]) -> list[Fill]:
+# frameworks whose plain `batch_size` is the batch over all devices (the input pipeline is split across them)
+GLOBAL_BATCH_FRAMEWORKS = {"jax", "tensorflow"}
+
+
+def plain_batch(name: str) -> bool:
+    """A batch setting named without saying per-device or global (`batch_size`, `train.bs`)."""
+    leaf = re.split(r"[.\[\]]", name.strip().lstrip("-$"))[-1]
+    return not set(tokens(leaf)) & (_PER_DEVICE | _GLOBAL | {"samples", "imgs", "images", "videos"})
+
+
+def decide(cands: Iterable[Candidate], have: set[str], framework: str | None = None) -> list[Fill]:
     """For each field not in `have`, the value of its highest-precedence candidates when they all agree.
 
     Run length: epochs are not filled when the steps are known, nor steps when the epochs are (a job states one;
     the other is then null by design). Batch: the per-device batch is not filled when the global one is known,
     nor the global when the per-device one is (the other then depends on the GPU count, which derivation
-    already used when it could)."""
+    already used when it could). In JAX and TensorFlow jobs a plain `batch_size` is the global batch."""
     by_field: dict[str, list[Candidate]] = {}
     for c in cands:
+        if framework in GLOBAL_BATCH_FRAMEWORKS and c.field == "micro_batch_size" and plain_batch(c.name):
+            c = Candidate("global_batch_size", c.value, c.where, c.name, c.how, c.rank)
         by_field.setdefault(c.field, []).append(c)
     out: list[Fill] = []
     for f in FIELDS:
