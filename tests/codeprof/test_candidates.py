@@ -134,3 +134,28 @@ def test_the_cli_flag_turns_the_pass_off(tmp_path, monkeypatch):
     on = json.loads(runner.invoke(app, args).stdout)
     off = json.loads(runner.invoke(app, [*args, "--no-candidates"]).stdout)
     assert on["epochs"] == 7 and off["epochs"] is None
+
+
+def test_a_helper_modules_keyword_default_is_not_a_setting_but_a_settings_modules_is(tmp_path):
+    wd = job(tmp_path, "model, lr=0.1", {
+        "train.py": "import torch\nfrom nets import block\nfrom hparams import small\n\n"
+                    "def fit(model, lr=0.1):\n    pass\n\nif __name__ == '__main__':\n"
+                    "    fit(torch.nn.Linear(4, 4).cuda())\n",
+        "nets.py": "def block(x, batch_size=1):\n    return x\n\nsteps_cache = dict(max_steps=64)\n",
+        "hparams.py": "small = dict(n_epochs=12)\n"})
+    prof = profile(wd)
+    assert "nets.py" in prof.extras["files_read"]
+    assert prof.value("micro_batch_size") is None and prof.value("train_steps") is None
+    assert prof.value("epochs") == 12
+
+
+def test_a_plain_batch_size_is_the_global_batch_in_a_jax_job(tmp_path):
+    wd = job(tmp_path, extra={"train.py": "import jax\nimport optax\n\n"
+                                          "def fit(state, batch_size=256, num_train_steps=5000):\n"
+                                          "    return jax.device_count()\n\nif __name__ == '__main__':\n"
+                                          "    fit(None)\n"})
+    prof = profile(wd)
+    assert prof.value("framework") == "jax"
+    assert prof.value("global_batch_size") == 256
+    assert prof.value("train_steps") == 5000
+    assert prof.facts.get("micro_batch_size") is None or prof.facts["micro_batch_size"].value != 256
