@@ -52,6 +52,16 @@ class Candidate:
     rank: int
     """precedence: CMD > CONFIG_FILE > CODE > DEFAULT"""
 
+    @property
+    def unknown(self) -> bool:
+        """A setting of the field whose value is not a count (`--max_steps $LEN` with LEN unset, `-1`, `auto`):
+        it outranks what lower layers say, so the field stays null."""
+        return self.value == UNKNOWN
+
+
+UNKNOWN = 0
+"""the value of a candidate that names the field but holds no usable count"""
+
 
 # --- names -> fields, by tokens ------------------------------------------------------------------------------
 
@@ -311,7 +321,11 @@ def from_params(params: Any) -> list[Candidate]:
         if pv.layer == 0:  # a library's default is the library's, not a number the job states
             continue
         where = pv.where[0] if pv.where else "?"
-        out.append(make(key, pv.value, where, "params", CMD if where == "cmd" else rank))
+        rank = CMD if where == "cmd" else rank
+        c = make(key, pv.value, where, "params", rank)
+        if c is None and (f := field_of(key)) is not None and not isinstance(pv.value, dict | list | tuple | set):
+            c = Candidate(f, UNKNOWN, where, key, "params", rank)  # set, but to nothing countable
+        out.append(c)
     return [c for c in out if c is not None]
 
 
@@ -398,6 +412,6 @@ def decide(cands: Iterable[Candidate], have: set[str], framework: str | None = N
         top = max(c.rank for c in cs)
         tier = [c for c in cs if c.rank == top]
         values = {c.value for c in tier}
-        if len(values) == 1:
+        if len(values) == 1 and UNKNOWN not in values:
             out.append(Fill(f, tier[0].value, tier[0], len(tier)))
     return out

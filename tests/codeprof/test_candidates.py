@@ -159,3 +159,15 @@ def test_a_plain_batch_size_is_the_global_batch_in_a_jax_job(tmp_path):
     assert prof.value("global_batch_size") == 256
     assert prof.value("train_steps") == 5000
     assert prof.facts.get("micro_batch_size") is None or prof.facts["micro_batch_size"].value != 256
+
+
+def test_a_command_line_value_set_at_submission_blocks_the_code_default(tmp_path):
+    wd = tmp_path / "job"
+    wd.mkdir()
+    (wd / "train.py").write_text("import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+                                 "p.add_argument('--max_steps', type=int, default=1000)\nargs = p.parse_args()\n"
+                                 "torch.nn.Linear(4, 4).cuda()\n")
+    (wd / "run.sh").write_text("#!/bin/bash\npython train.py --max_steps ${TRAIN_LEN}\n")
+    prof = profile(wd, "bash run.sh")
+    assert prof.value("train_steps") is None
+    assert profile(wd, "TRAIN_LEN=300 bash run.sh").value("train_steps") == 300
