@@ -63,7 +63,8 @@ def job_of(entry: dict[str, Any], start: str) -> tuple[Path, str]:
     return Path(entry["root"]), f"cd {cwd} && {entry['command']}"
 
 
-def analyse(mode: str, workdir: Path, command: str, env: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+def analyse(mode: str, workdir: Path, command: str, env: dict[str, str],
+            candidates: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
     """(values of the six fields, run info: seconds, llm calls, error, warnings)."""
     from schedmate.codeprof.analyzer import analyze_code
 
@@ -75,7 +76,7 @@ def analyse(mode: str, workdir: Path, command: str, env: dict[str, str]) -> tupl
 
             prof = analyze_with_agent(workdir, command=command, env=env)
         else:
-            prof = analyze_code(workdir, command=command, env=env, use_llm=(mode == "llm"))
+            prof = analyze_code(workdir, command=command, env=env, use_llm=(mode == "llm"), candidates=candidates)
         values = {f: prof.value(f) for f in CODE_FIELDS}
         info["llm_calls"] = prof.llm_calls
         info["warnings"] = list(prof.warnings)
@@ -88,7 +89,7 @@ def analyse(mode: str, workdir: Path, command: str, env: dict[str, str]) -> tupl
 
 def evaluate(
     items: Iterable[CodeItem], index: dict[str, dict[str, Any]], modes: Iterable[str], start: str = "root",
-    progress: bool = True,
+    progress: bool = True, candidates: bool = True,
 ) -> pd.DataFrame:
     """One row per (item, mode, field)."""
     from rich.progress import Progress
@@ -102,7 +103,7 @@ def evaluate(
             entry = index[it.id]
             workdir, command = job_of(entry, start)
             for mode in modes:
-                got, info = analyse(mode, workdir, command, dict(entry.get("env") or {}))
+                got, info = analyse(mode, workdir, command, dict(entry.get("env") or {}), candidates)
                 for f in CODE_FIELDS:
                     want = it.labels.get(f)
                     rows.append({"id": it.id, "repo": it.origin.key, "framework": it.framework, "domain": it.domain,
@@ -142,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=0,
                     help="score only every k-th item (by id) so the LLM modes fit a time budget; 0 = all")
     ap.add_argument("--out", type=Path, help="write the per-field rows here (CSV)")
+    ap.add_argument("--no-candidates", action="store_true",
+                    help="analyse without the candidate pass (fields still null are not filled from named numbers)")
     ap.add_argument("--show-wrong", action="store_true", help="list the wrong fields (dev split only)")
     a = ap.parse_args(argv)
     index = load_index(a.cache)
@@ -151,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.sample > 1:
         items = sorted(items, key=lambda it: it.id)[:: a.sample]
     warn_unbuilt([it.id for it in items], index, "launch setups")
-    df = evaluate(items, index, a.modes, a.start)
+    df = evaluate(items, index, a.modes, a.start, candidates=not a.no_candidates)
     if df.empty:
         print("no items to score", file=sys.stderr)
         return 1

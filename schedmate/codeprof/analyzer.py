@@ -95,6 +95,21 @@ def null_reasons(facts: dict[str, Fact], res: StaticResult, warnings: list[str])
     return out
 
 
+def fill_from_candidates(facts: dict[str, Fact], res: StaticResult) -> list[str]:
+    """Fill the fields still null after derivation from the static pass's candidates when the evidence is
+    strong (`candidates.decide`); one warning per fill naming the candidate."""
+    from schedmate.codeprof.candidates import FIELDS, decide
+
+    have = {f for f in FIELDS if facts.get(f) is not None and facts[f].value is not None}
+    out: list[str] = []
+    framework = facts["framework"].value if facts.get("framework") is not None else None
+    for fill in decide(res.candidates, have, framework):
+        facts[fill.field] = Fact(value=fill.value, source="static", evidence=[fill.chosen.where],
+                                 note=f"read from a candidate named {fill.chosen.name!r}")
+        out.append(fill.warning())
+    return out
+
+
 def finish(
     facts: dict[str, Fact],
     res: StaticResult,
@@ -102,9 +117,13 @@ def finish(
     warnings: list[str],
     llm_calls: int = 0,
     extra: dict[str, Any] | None = None,
+    candidates: bool = True,
 ) -> CodeProfile:
     facts = {k: v.model_copy(deep=True) for k, v in facts.items()}
     extras = derive(facts, res.dims, res.accum_knob)
+    if candidates and res.candidates:
+        warnings = [*warnings, *fill_from_candidates(facts, res)]
+        extras = derive(facts, res.dims, res.accum_knob)
     extras["files_read"] = sorted(wd.hashes)
     if wd.skipped:
         extras["files_skipped"] = dict(sorted(wd.skipped.items()))
@@ -129,9 +148,12 @@ def analyze_code(
     seed: int | None = None,
     prompt_version: str | None = None,
     tool_budget: int = 0,
+    candidates: bool = True,
 ) -> CodeProfile:
     """Profile one job. Never executes job files. With `use_llm`, fields the static pass left open are
-    asked of the LLM; if the server is down the static profile is returned with a warning."""
+    asked of the LLM; if the server is down the static profile is returned with a warning. With
+    `candidates`, a field still null at the end is filled from a named number of the sources when the
+    evidence is strong (`codeprof/candidates.py`), with a warning naming it."""
     t0 = time.perf_counter()
     if cache is not None:
         return cache.analyze(
@@ -145,6 +167,7 @@ def analyze_code(
             seed=seed,
             prompt_version=prompt_version,
             tool_budget=tool_budget,
+            candidates=candidates,
         )
     res, wd = static_profile(workdir, command, env, launcher_config)
     warnings: list[str] = []
@@ -168,4 +191,4 @@ def analyze_code(
         warnings.extend(outcome.warnings)
         extra.update(outcome.extras)
     extra["seconds"] = round(time.perf_counter() - t0, 3)
-    return finish(facts, res, wd, warnings, calls, extra)
+    return finish(facts, res, wd, warnings, calls, extra, candidates=candidates)

@@ -152,6 +152,7 @@ class VersionCache:
         seed: int | None = None,
         prompt_version: str | None = None,
         tool_budget: int = 0,
+        candidates: bool = True,
     ) -> CodeProfile:
         from schedmate.codeprof.analyzer import finish, job_command, job_env
         from schedmate.codeprof.static import run_static
@@ -168,6 +169,7 @@ class VersionCache:
             "samples": samples,
             "seed": seed,
             "tools": tool_budget,
+            "candidates": candidates,
         }
         key = self.job_key(root, cmd, envd, launcher_config, mode)
         old = self._load(key)
@@ -241,6 +243,6 @@ class VersionCache:
                 k for k, f in facts.items() if any(e.split(":", 1)[0] in changed for e in f.evidence)
             )
         extra["seconds"] = round(time.perf_counter() - t0, 4)
-        prof = finish(facts, res, wd, warnings, calls, extra)
+        prof = finish(facts, res, wd, warnings, calls, extra, candidates=candidates)
         self._store(key, dict(wd.hashes), {k: v.model_dump() for k, v in facts.items()}, llm_store, prof)
         return prof

@@ -28,6 +28,14 @@ file:line that states each value. evidence.FIELD.source says which one decided; 
 why in warnings.
 
 \b
+Candidates (last step of the static pass, on unless --no-candidates): a field still null after derivation
+and the LLM is filled from a named number of the command and the files the pass read (config keys, code
+defaults, `--flag value`, shell variables) when its name fits the field and every candidate of the
+highest precedence (command line > config files > code > defaults) agrees; never over a fact, never the GPU
+count, never from a file the job does not read. Such a fill names the candidate in `warnings` ("read from a
+candidate named X"): it is a name match, weaker than a derived fact.
+
+\b
 Without --command the first line of DIR/command.txt is used; DIR/env.json adds environment variables.
 Job files are read with size caps (256 KiB per file, 4 MiB in total); binaries and symlinks leaving DIR
 are skipped. Results are cached in $SCHEDMATE_HOME/cache/codeprof.sqlite (a resubmission with unchanged
@@ -69,6 +77,9 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
         ] = 0,
         prompt_version: Annotated[str | None, typer.Option("--prompt-version")] = None,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not use the version cache.")] = False,
+        no_candidates: Annotated[bool, typer.Option(
+            "--no-candidates", help="Leave a field null rather than fill it from a named number of the sources "
+            "(see above).")] = False,
         agent: Annotated[bool, typer.Option(
             "--agent", help="After the static pass, let the LLM agent look for the open scheduler fields (list, "
             "grep, read; cited answers only). Needs the agent extra.")] = False,
@@ -113,6 +124,7 @@ def register(app: typer.Typer, analyze_app: typer.Typer, eval_app: typer.Typer) 
                 seed=seed,
                 prompt_version=prompt_version,
                 tool_budget=tool_calls,
+                candidates=not no_candidates,
             )
         except (AnalyzeError, LaunchError, ConfigError, NotADirectoryError) as e:
             typer.echo(f"error: {e}", err=True)

@@ -98,7 +98,18 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         self._precision()
         self._parallelism()
         self._dims_and_knobs()
+        self._candidates()
         return r
+
+    def _candidates(self) -> None:
+        """Last step: the named numbers of what was read, for the fields a fact may still miss after
+        derivation (decided in `analyzer.finish`, never over a fact)."""
+        from schedmate.codeprof.candidates import collect
+
+        try:
+            self.r.candidates = collect(self.r, self.wd, self.command)
+        except (ValueError, TypeError, KeyError, RecursionError) as e:
+            self.r.notes.append(f"candidates: not collected ({type(e).__name__}: {e})")
 
     def _dims_and_knobs(self) -> None:
         r = self.r

@@ -24,6 +24,8 @@ class StaticResult:
     notes: list[str] = field(default_factory=list)
     dims: dict[str, tuple[Any, list[str]]] = field(default_factory=dict)
     accum_knob: bool = True
+    candidates: list[Any] = field(default_factory=list)
+    """named numbers that may stand for a field the pass left null (`codeprof/candidates.py`)"""
 
     def put(
         self, name: str, value: Any, where: list[str] | str, note: str | None = None, source: str = "static"
