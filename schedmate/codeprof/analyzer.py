@@ -121,9 +121,9 @@ def finish(
 ) -> CodeProfile:
     facts = {k: v.model_copy(deep=True) for k, v in facts.items()}
     extras = derive(facts, res.dims, res.accum_knob)
-    if candidates and res.candidates:
-        warnings = [*warnings, *fill_from_candidates(facts, res)]
-        extras = derive(facts, res.dims, res.accum_knob)
+    if candidates and res.candidates and (filled := fill_from_candidates(facts, res)):
+        warnings = [*warnings, *filled]
+        extras = derive(facts, res.dims, res.accum_knob)  # a filled micro batch gives the global one
     extras["files_read"] = sorted(wd.hashes)
     if wd.skipped:
         extras["files_skipped"] = dict(sorted(wd.skipped.items()))

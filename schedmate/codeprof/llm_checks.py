@@ -65,13 +65,14 @@ def open_fields(res: StaticResult, wd: Workdir) -> list[str]:
     """Askable fields that neither the static pass nor derivation fills."""
     facts = {k: v.model_copy(deep=True) for k, v in res.facts.items()}
     derive(facts, res.dims, res.accum_knob)
+    by_tokens = token_budget(res) is not None
     out = []
     for name in ASKABLE:
         if facts.get(name) is not None and facts[name].value is not None:
             continue
         if name == "model_name" and facts.get("model_family") is not None:
             continue  # a family found in the code without a name: the job defines its own model
-        if name in ("micro_batch_size", "global_batch_size") and token_budget(res) is not None:
+        if by_tokens and name in ("micro_batch_size", "global_batch_size"):
             continue  # batches by tokens: no sequence count exists to be found
         if name == "parallelism.data" and facts.get("num_gpus") is None:
             continue  # data parallelism needs the GPU count the command did not fix

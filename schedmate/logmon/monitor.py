@@ -303,11 +303,11 @@ class Monitor(Resolution):
             return [args]
         held = self._held.setdefault(name, [])
         held.append(args)
-        counted = [i for i, a in enumerate(held) if _counter(a[0]) is not None]
-        if len(counted) >= 2 and _counter(held[counted[-1]][0]) > _counter(held[counted[-2]][0]):  # type: ignore[operator]
+        counted = [(i, c) for i, a in enumerate(held) if (c := _counter(a[0])) is not None]
+        if len(counted) >= 2 and counted[-1][1] > counted[-2][1]:
             self._proven.add(name)
             del self._held[name]
-            return held[counted[-2]:]
+            return held[counted[-2][0]:]
         if len(held) > 8:
             del held[:-1]
         return []
