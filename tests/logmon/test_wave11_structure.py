@@ -153,3 +153,24 @@ def test_a_killed_line_pasted_as_inline_code_is_read_as_the_line():
 def test_a_line_with_inline_code_inside_it_keeps_its_backticks():
     assert normalize_line("set `num_workers` to 0 and `pin_memory` off", 1).text == \
         "set `num_workers` to 0 and `pin_memory` off"
+
+
+# -- a bar faster than any training step counts data ---------------------------------------------------------
+
+
+def test_a_bar_at_thousands_of_items_per_second_is_data_work_not_the_training_counter():
+    r = report_of(
+        "Using GPU for training\n"
+        "100%|##########| 400000/400000 [00:31<00:00, 12903.22it/s]\n"
+        "Killed\n")
+    assert r.progress.current_step is None and r.progress.total_steps is None
+    assert r.failure.category.value == "oom"
+
+
+def test_a_slow_bar_after_a_fast_data_bar_is_the_training_counter():
+    r = report_of(
+        "100%|##########| 12/12 [00:00<00:00, 5120.50it/s]\n"
+        " 10%|#         | 30/300 [00:45<06:45,  1.50s/it]\n"
+        " 10%|#         | 31/300 [00:46<06:43,  1.50s/it]\n")
+    assert r.progress.current_step == 31 and r.progress.total_steps == 300
+    assert r.progress.iteration_time_s is not None and abs(r.progress.iteration_time_s - 1.5) < 0.2
