@@ -100,6 +100,8 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
             return values, counter_label(text, m)
     if rule.epoch_counter:
         values[EPOCH_LINE] = 1.0
+        if not any(f in values for f in _RATE_FIELDS):  # `Epoch: 14  Time: 61.3263  Loss: 6.09`: the epoch's time
+            values.update(rate_figures(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():]))
     if "step" in values and not any(f in values for f in _RATE_FIELDS):
         values.update(rate_figures(text[m.start("step"):]))
         if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):

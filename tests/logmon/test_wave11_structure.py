@@ -174,3 +174,14 @@ def test_a_slow_bar_after_a_fast_data_bar_is_the_training_counter():
         " 10%|#         | 31/300 [00:46<06:43,  1.50s/it]\n")
     assert r.progress.current_step == 31 and r.progress.total_steps == 300
     assert r.progress.iteration_time_s is not None and abs(r.progress.iteration_time_s - 1.5) < 0.2
+
+
+# -- an epoch line's own time when the epoch is the counter --------------------------------------------------
+
+
+def test_the_time_on_an_epoch_summary_line_is_the_time_of_that_epoch_when_the_epoch_is_the_counter():
+    r = report_of("".join(
+        f"Epoch: {e}       Time: {t}   Loss: {l}    LearningRate 0.000300\n"
+        for e, t, l in ((21, "44.1020", "5.1201"), (22, "43.8810", "5.0412"), (23, "44.3005", "4.9987"))))
+    assert r.progress.current_step == 23
+    assert r.progress.iteration_time_s is not None and abs(r.progress.iteration_time_s - 44.1) < 1.0
