@@ -216,6 +216,8 @@ class ProgressTracker:
                       "step": values["epoch"], **({"total_steps": total_e} if total_e is not None else {})}
         elif "step" in values and self.epoch_counter:
             self._leave_epoch_counter()
+        elif epoch_line:  # an epoch's time is no step's time when steps are counted
+            values = {k: v for k, v in values.items() if k not in _RATE_FIELDS}
         if "step" not in values:
             # config / throughput line
             if "total_steps" in values:

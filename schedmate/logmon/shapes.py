@@ -41,6 +41,9 @@ EXTRA_PROGRESS_RULES: list[Rule] = [
     # the counter while no step counter shows
     _p("epoch-percent", r"\bepoch:? (?P<epoch>\d+) \[\d{1,3}(?:\.\d+)?%\]$", ("epoch",), ignore_case=True,
        epoch_counter=True),
+    # a save that names the step it was made at: `Saving model and optimizer state at iteration 6000 to out.pt`
+    _p("saved-at-step", r"\b(?:saving|saved)\b[^\n]{0,60}?\bat (?:iteration|iter|step|global step) (?P<step>\d+)\b",
+       ("saving", "saved"), ignore_case=True, marks_pause=True),
 ]
 
 

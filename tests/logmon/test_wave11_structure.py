@@ -185,3 +185,30 @@ def test_the_time_on_an_epoch_summary_line_is_the_time_of_that_epoch_when_the_ep
         for e, t, l in ((21, "44.1020", "5.1201"), (22, "43.8810", "5.0412"), (23, "44.3005", "4.9987"))))
     assert r.progress.current_step == 23
     assert r.progress.iteration_time_s is not None and abs(r.progress.iteration_time_s - 44.1) < 1.0
+
+
+# -- a save that names its step ------------------------------------------------------------------------------
+
+
+def test_a_save_line_naming_its_iteration_moves_the_counter_and_clears_an_earlier_warning():
+    r = report_of(
+        "Epoch: 6\n"
+        "Validation loss 3120:  0.201733\n"
+        "Saving model and optimizer state at iteration 3120 to run_a.pt\n"
+        "Epoch 6 time 21.117 lr 0.001\n"
+        "Epoch: 7\n"
+        "Warning: NaN or Inf found in input tensor.\n"
+        "Validation loss 3640:  0.498812\n"
+        "Saving model and optimizer state at iteration 3640 to run_a.pt\n")
+    assert r.progress.current_step == 3640
+    assert not r.failure.failed
+
+
+def test_an_epoch_lines_time_is_not_taken_for_a_step_time_when_steps_are_counted():
+    r = report_of(
+        "Saving model and optimizer state at iteration 500 to run_b.pt\n"
+        "Epoch 1 time 30.200 lr 0.001\n"
+        "Saving model and optimizer state at iteration 1000 to run_b.pt\n"
+        "Epoch 2 time 30.400 lr 0.001\n")
+    assert r.progress.current_step == 1000
+    assert r.progress.iteration_time_s is None or r.progress.iteration_time_s < 1.0
