@@ -63,6 +63,8 @@ class Candidate:
     sticky: bool = False
     """Not dismissed by progress (NaN loss keeps the job useless even if steps go on)."""
     progress_after: int = 0
+    step_at_onset: float | None = None
+    """The main counter when the candidate opened (see `verdict.dismiss_survived`)."""
     dismissed: bool = False
     confidence: float = 0.9
     extra: dict[str, object] = field(default_factory=dict)
@@ -77,6 +79,8 @@ class FailureTracker:
         self._finite: deque[float] = deque(maxlen=50)
         self._loss_cand: Candidate | None = None
         self._all_settled = True  # no candidate waiting to be dismissed by progress
+        self.last_step_line: int | None = None
+        self.last_step: float | None = None
 
     def _open_block(self, lineno: int, rank: int | None) -> Candidate | None:
         for c in reversed(self.candidates):
@@ -104,7 +108,7 @@ class FailureTracker:
             return
         self.candidates.append(Candidate(category=category, onset_line=lineno, last_line=lineno, text=text,
                                          rank=rank, weak=weak, cause=cause, source=source, rule=rule,
-                                         tentative=tentative, confidence=confidence))
+                                         tentative=tentative, confidence=confidence, step_at_onset=self.last_step))
         self._all_settled = False
 
     def on_frame(self, lineno: int, rank: int | None) -> None:
@@ -119,7 +123,9 @@ class FailureTracker:
             if c.tentative and not c.dismissed:
                 c.dismissed = True
 
-    def on_step(self) -> None:
+    def on_step(self, lineno: int | None = None, step: float | None = None) -> None:
+        if lineno is not None and step is not None:
+            self.last_step_line, self.last_step = lineno, step
         if self._all_settled:
             return
         busy = False

@@ -39,6 +39,7 @@ from schedmate.logmon.rules import BENIGN_RULES, builtin_rules
 from schedmate.logmon.shapes import duration_line, embedded_stamp
 from schedmate.logmon.store import RuleStore, family_fingerprint
 from schedmate.logmon.tables import TableReader, inline_pairs, nonfinite_loss
+from schedmate.logmon.verdict import dismiss_after_finish, dismiss_survived, reached_total
 from schedmate.records import DurationEstimate, FailureCategory
 
 _FRAME = re.compile(r'^\s*File "[^"\n]*", line \d+')
@@ -121,6 +122,7 @@ class Monitor(Resolution):
         self.last_ts: float | None = None
         self.last_line_clock: float | None = None
         self.finished_input = False
+        self._finished_line: int | None = None  # where the counter reached its total (verdict.py)
         self.warnings: list[str] = []
         self.rule_hits: dict[str, int] = {}
 
@@ -319,7 +321,11 @@ class Monitor(Resolution):
         ts = ll.ts if ll.ts is not None or "step" not in values and "epoch" not in values else embedded_stamp(ll.text)
         is_step = self.progress.on_values(values, ll.rank, ts, ll.lineno, self.last_line_clock, epoch_base, label)
         if is_step:
-            self.failures.on_step()
+            p = self.progress
+            self.failures.on_step(ll.lineno, p.step)
+            if self._finished_line is None and reached_total(p.step, p.total_steps, p.per_epoch, p.epoch,
+                                                             p.total_epochs, p.epoch_base):
+                self._finished_line = ll.lineno
         if "loss" in values and (is_step or ("step" not in values and
                                              (ll.rank is None or ll.rank == self.progress.leader))):
             self.failures.on_loss(values["loss"], ll.lineno, ll.text, ll.rank)
@@ -357,6 +363,9 @@ class Monitor(Resolution):
         if now is None and self.clock is not None and not self.finished_input:
             now = self.clock()
         p = self.progress
+        if self.finished_input:  # the end of the log: what came after each error line (verdict.py)
+            dismiss_survived(self.failures)
+            p.done = dismiss_after_finish(self.failures, self._finished_line) or p.done
         if p.done:  # a thread's traceback after (or around) the end of training did not stop it
             for c in self.failures.candidates:
                 c.dismissed = c.dismissed or bool(c.extra.get("thread"))

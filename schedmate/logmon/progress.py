@@ -69,6 +69,10 @@ def own_or_previous_label(label: str | None, previous: str | None) -> str | None
     return prev
 
 
+DATA_BAR_RATE = 1000.0
+"""Iterations per second above which a bar counts data (vectors loaded, files read), not training steps."""
+
+
 def side_label(label: str | None) -> bool:
     """A counter described as evaluation, data preparation or metrics work (and not as training)."""
     if not label:
@@ -96,6 +100,8 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
             return values, counter_label(text, m)
     if rule.epoch_counter:
         values[EPOCH_LINE] = 1.0
+        if not any(f in values for f in _RATE_FIELDS):  # `Epoch: 14  Time: 61.3263  Loss: 6.09`: the epoch's time
+            values.update(rate_figures(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():]))
     if "step" in values and not any(f in values for f in _RATE_FIELDS):
         values.update(rate_figures(text[m.start("step"):]))
         if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
@@ -190,8 +196,8 @@ class ProgressTracker:
                   clock: float | None, epoch_base: int = 0, label: str | None = None) -> bool:
         """Apply a progress line; returns True when it was a step event of the leading rank. `label`: what
         the line says before its counter (see `counter_label`)."""
-        if "step" in values and side_label(label):
-            self.on_pause(lineno)
+        if "step" in values and (side_label(label) or values.get("it_s", 0.0) > DATA_BAR_RATE and "loss" not in values):
+            self.on_pause(lineno)  # evaluation or data work, or a bar faster than a training step: loading, tokenizing
             return False
         if label and "epoch" not in values and (em := _LABEL_EPOCH.search(label)) is not None and len(em[1]) < 9:
             # the epoch in a bar's description (`Epoch 3/10: 45%|...| 450/1000`): beside the counter, like an
@@ -210,6 +216,8 @@ class ProgressTracker:
                       "step": values["epoch"], **({"total_steps": total_e} if total_e is not None else {})}
         elif "step" in values and self.epoch_counter:
             self._leave_epoch_counter()
+        elif epoch_line:  # an epoch's time is no step's time when steps are counted
+            values = {k: v for k, v in values.items() if k not in _RATE_FIELDS}
         if "step" not in values:
             # config / throughput line
             if "total_steps" in values:

@@ -231,7 +231,7 @@ ERROR_RULES: list[Rule] = [
        ("connection", "rendezvous", "recvbytes", "socket timeout", "broken pipe"),
        "Connection to a peer lost during collective communication: {line}"),
     # nan
-    _e("nan", "nan-line", r"loss (?:is|became|=) ?(?:nan|inf)\b|\bloss: (?:nan|inf)\b|\bnan loss|non-finite loss"
+    _e("nan", "nan-line", r"loss (?:is|became|=) ?(?:nan|inf)\b|(?:\b|_)loss\w*: (?:nan|inf)\b|\bnan loss|non-finite loss"
        r"|FloatingPointError|Invalid loss, terminating training"
        r"|loss scale already at minimum|[Uu]nrecoverable (?:fp16 )?overflow|[Dd]etected (?:NaN|nan|inf|Inf) in"
        r"|Minimum loss scale reached|NaN or Inf found in input tensor", ("nan or inf", *(f"{w}{x}" for x in ("nan", "inf") for w in ("is ", "is", "became ",
@@ -458,7 +458,8 @@ OTHER_RULES: list[Rule] = [
 def builtin_rules() -> list[Rule]:
     """The built-in rule list in matching order."""
     from schedmate.logmon.shapes import EXTRA_PROGRESS_RULES  # after this module: it builds on `Rule`
-    return [*BENIGN_RULES, *ERROR_RULES, *COUNTER_PAUSE_RULES, *PAUSE_RULES, *PROGRESS_RULES, *EXTRA_PROGRESS_RULES,
+    from schedmate.logmon.verdict import EARLY_ERROR_RULES  # errors a benign look-alike would hide
+    return [*EARLY_ERROR_RULES, *BENIGN_RULES, *ERROR_RULES, *COUNTER_PAUSE_RULES, *PAUSE_RULES, *PROGRESS_RULES, *EXTRA_PROGRESS_RULES,
             *OTHER_RULES]
 
 

@@ -37,6 +37,13 @@ EXTRA_PROGRESS_RULES: list[Rule] = [
        ("total time",), ignore_case=True),
     # MXNet's Speedometer: `Epoch[2] Batch [700-720]<TAB>Speed: 6.27 samples/sec<TAB>Loss=8.63`
     _p("batch-range", r"\bEpoch\[(?P<epoch>\d+)\] Batch \[\d+-(?P<step>\d+)\]", ("batch [",)),
+    # an epoch and how far into it, nothing else (VITS-family trainers): `Train Epoch: 1516 [5%]`; the epoch is
+    # the counter while no step counter shows
+    _p("epoch-percent", r"\bepoch:? (?P<epoch>\d+) \[\d{1,3}(?:\.\d+)?%\]$", ("epoch",), ignore_case=True,
+       epoch_counter=True),
+    # a save that names the step it was made at: `Saving model and optimizer state at iteration 6000 to out.pt`
+    _p("saved-at-step", r"\b(?:saving|saved)\b[^\n]{0,60}?\bat (?:iteration|iter|step|global step) (?P<step>\d+)\b",
+       ("saving", "saved"), ignore_case=True, marks_pause=True),
 ]
 
 
