@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from schedmate.codeprof import config_factories
+from schedmate.codeprof.gin_config import gin_config, resolve_refs
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
 
 MAX_BASES = 24
@@ -131,57 +132,6 @@ def _drop_unknown(x: Any) -> Any:
     if isinstance(x, list):
         return [_drop_unknown(v) for v in x if not isinstance(v, _Unknown)]
     return x
-
-
-_GIN_LINE = re.compile(r"^([A-Za-z_][\w./]*)\s*=\s*(.+?)\s*$")
-_GIN_INCLUDE = re.compile(r"""^include\s+['"]([^'"]+)['"]""")
-
-
-def gin_config(text: str) -> dict[str, Any]:
-    """Bindings of a gin file: `MACRO = v`, `scope/fn.param = v` (as `fn.param`), `%MACRO` references
-    resolved; `include`s are listed under `_base_` so the tree loader follows them."""
-    from schedmate.codeprof.pyast import const_eval
-
-    out: dict[str, Any] = {}
-    macros: dict[str, Any] = {}
-    bases: list[str] = []
-    block: str | None = None  # `train/utils.DatasetConfig:` followed by indented `batch_size = 128`
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if not raw[:1].isspace():
-            block = None
-        if m := _GIN_INCLUDE.match(line):
-            bases.append(m.group(1))
-            continue
-        if (b := re.fullmatch(r"([\w./]+):", line)) and not raw[:1].isspace():
-            block = b.group(1).replace("/", ".")  # keep the scope: train/ and infer_eval/ blocks differ
-            continue
-        m = _GIN_LINE.match(line)
-        if not m:
-            continue
-        key, expr = m.group(1).rsplit("/", 1)[-1], m.group(2)
-        if block is not None and raw[:1].isspace():
-            key = f"{block}.{key}"
-        if expr.startswith("%"):
-            value = macros.get(expr[1:], UNKNOWN)
-        elif re.fullmatch(r"@[\w./]+(\(\))?", expr):
-            value = expr[1:].removesuffix("()").replace("/", ".").rsplit(".", 1)[-1]  # `@trax.models.Resnet50`
-        else:
-            try:
-                ok, value = const_eval(ast.parse(expr, mode="eval").body)
-            except SyntaxError:
-                ok, value = False, None
-            value = value if ok else UNKNOWN
-        if isinstance(value, _Unknown):
-            continue
-        if "." not in key:
-            macros[key] = value
-        out[key] = value
-    if bases:
-        out["_base_"] = bases
-    return out
 
 
 _CONFIG_DICT = re.compile(r"(^|\.)(ConfigDict|FrozenConfigDict|EasyDict|edict|Namespace|SimpleNamespace|CN|CfgNode|"
@@ -358,6 +308,8 @@ def load_tree(read: Reader, rel: str, env: dict[str, str] | None = None) -> Conf
     """`rel` merged over the bases it names (depth first, in order), with interpolations resolved."""
     tree = ConfigTree()
     tree.data = _load(read, rel, tree, [])
+    if rel.lower().endswith(".gin"):
+        tree.data = resolve_refs(tree.data)  # gin macros are read lazily: their last binding in any file
     resolve_interpolations(tree, env or {})
     return tree
 
