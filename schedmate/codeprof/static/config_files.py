@@ -35,7 +35,8 @@ class ConfigFilesMixin:
 
         def add(path: Any, where: str, layer: int) -> None:
             if isinstance(path, str) and re.fullmatch(r"[\w./-]+\.py:[\w,=.-]*", path):
-                path = path.split(":", 1)[0]  # ml_collections `config.py:variant`
+                path, arg = path.split(":", 1)  # ml_collections `config.py:variant`: `get_config(variant)`
+                self.__dict__.setdefault("_config_arg", {})[path] = arg
             if isinstance(path, str) and re.fullmatch(r"[\w-]+(/[\w.-]+)*", path) and "." not in path[-6:]:
                 path = self._config_by_name(path, (L.base, base, "")) or path
             if not isinstance(path, str) or not path.lower().endswith(
@@ -146,7 +147,8 @@ class ConfigFilesMixin:
         if text is None:
             self.r.notes.append(f"config {rel} not read ({self.wd.skipped.get(rel, 'missing')})")
             return None
-        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {})
+        arg = next((a for p, a in self.__dict__.get("_config_arg", {}).items() if rel.endswith(p.lstrip("./"))), None)
+        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {}, arg)
         return self._take_tree(rel, tree, text, layer, prefix)
 
     def _gin_files(self) -> set[str]:
@@ -155,7 +157,7 @@ class ConfigFilesMixin:
         from schedmate.codeprof import gin_config
 
         L = self.r.launch
-        files, bindings = gin_config.command_line(L.args if L else [])
+        files, bindings = gin_config.command_line(getattr(self, "_args", None) or (L.args if L else []))
         if not files:
             for key, pv in self.r.params.items():
                 if "." not in key and re.fullmatch(r"gin_(config|configs|file|files|config_files?)", key):

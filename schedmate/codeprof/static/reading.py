@@ -6,6 +6,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from schedmate.codeprof.absl_flags import expand_flagfiles
 from schedmate.codeprof.configs import ConfigError, flatten, parse_config
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
@@ -338,6 +339,13 @@ class ReadingMixin:
         flags = self._flag_dest()
         where = L.args_where
         args = L.args
+        if any(re.match(r"--?flagfile(=|$)", a) for a in args):  # absl: the flags written in the file, in place
+            def read(path: str) -> str | None:
+                rel = self.wd.rel(path, L.base)
+                return self.wd.read_text(rel) if rel else None
+
+            args = expand_flagfiles(args, read, "", self.r.notes)
+        self._args = args
         positional: list[str] = []
         loose = declares_opts(list(self.r.py.values()))  # yacs `opts`: `TRAIN.num_epoch 10` too
         yacs_from = _yacs_tail(args, loose)
