@@ -276,7 +276,7 @@ def ml_collections_config(text: str, arg: str | None = None) -> dict[str, Any]:
     """The fields a `get_config()` sets on an `ml_collections.ConfigDict` (read without running it), plus
     module globals and module-level attribute trees. Values that are not literals or arithmetic over
     earlier locals are left out. `arg` is what `--config=cfg.py:arg` hands `get_config(arg)` (a string)."""
-    tree = ast.parse(text)
+    tree = config_factories.unwrap_dict_builders(ast.parse(text))  # `d(a=1)`, `ConfigDict({'a': 1})`
     out = python_config(text)
     globals_ = {k: v for k, v in out.items() if not isinstance(v, dict)}
     bases: list[str] = []

@@ -99,3 +99,23 @@ def test_a_config_variant_on_the_command_line_sets_the_batch_and_the_steps(tmp_p
     f = analyze_code(tmp_path, "python main.py --config=configs/vit.py:tiny", use_llm=False).facts
     assert f["global_batch_size"].value == 1024
     assert f["train_steps"].value == 30000
+
+
+def test_a_helper_that_wraps_keywords_in_a_config_dict_is_read_as_a_dict():
+    text = '''
+import ml_collections
+
+def section(**kw):
+    """One section of the config."""
+    return ml_collections.ConfigDict(initial_dictionary=kw)
+
+def get_config():
+    config = ml_collections.ConfigDict()
+    config.optim = section(total_steps=250000, global_batch=512)
+    config.data = ml_collections.ConfigDict({"crop": 224})
+    config.eval = ml_collections.ConfigDict(dict(batch=64))
+    return config
+'''
+    got = ml_collections_config(text)
+    assert got["optim"] == {"total_steps": 250000, "global_batch": 512}
+    assert got["data"] == {"crop": 224} and got["eval"] == {"batch": 64}
