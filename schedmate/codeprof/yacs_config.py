@@ -6,8 +6,8 @@ A yacs job (`_C = CN(); _C.SOLVER.IMS_PER_BATCH = 16` defaults, a YAML given wit
 1. `cfg.merge_from_file(args.cfg)`: the YAML (and its `_BASE_` chain) over the defaults (`config_tree.py`);
 2. `cfg.merge_from_list(args.opts)`: the trailing `KEY VALUE` pairs of the positional `opts` argument
    (`parser.add_argument("opts", nargs=argparse.REMAINDER)`). yacs keys are the config's own attribute
-   names, so a repository whose fields are lower case (`TRAIN.num_epoch 10`) is as valid as detectron2's
-   `SOLVER.MAX_ITER 90000`: `opts_key` accepts them when the script declares `opts`;
+   names, so a repository whose fields are lower case (`TRAIN.num_epoch 10`, `train.batch_size 64`) is as
+   valid as detectron2's `SOLVER.MAX_ITER 90000`: `opts_key` accepts them when the script declares `opts`;
 3. named flags copied into fields by the repository's `update_config(config, args)`
    (`if args.batch_size: config.DATA.BATCH_SIZE = args.batch_size`, Swin-Transformer and its many copies):
    `flags_into_fields` finds these copies so a flag given on the command line sets the field it feeds.
@@ -20,8 +20,8 @@ from typing import Any
 
 STRICT_KEY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)+")
 """an upper-case dotted key (`SOLVER.IMS_PER_BATCH`): a yacs override wherever it stands"""
-_LOOSE_KEY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Za-z_]\w*)+")
-"""`TRAIN.num_epoch`: a section in upper case, fields in any case (only where the script declares `opts`)"""
+_LOOSE_KEY = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
+"""`TRAIN.num_epoch`, `train.batch_size`: a dotted key in any case (only where the script declares `opts`)"""
 _FILE_TAIL = re.compile(r"\.(md|txt|ya?ml|json|py|sh|cfg|toml|gin|pth|pt|ckpt|csv|log)$", re.IGNORECASE)
 # the object a flag is read from (`args.batch_size`, `opt.epochs`, `FLAGS.steps`)
 _FLAG_READ = re.compile(r"(?:args|opt|opts|option|options|flags|FLAGS|cmd_args|cli_args|parsed_args|hparams)\.(\w+)")
@@ -29,8 +29,17 @@ _CONFIG_ROOT = re.compile(r"_?(C|cfg|config|conf|cfg_node|hparams|hp)$", re.IGNO
 
 
 def declares_opts(summaries: list[dict[str, Any]]) -> bool:
-    """Whether a script declares yacs' positional `opts` (the overrides merged with `merge_from_list`)."""
-    return any(a["flags"] == ["opts"] for s in summaries for a in s.get("argparse", []))
+    """Whether a script declares yacs' positional `opts` (the overrides merged with `merge_from_list`): a
+    positional named `opts`, or any positional taking the rest of the command line (`nargs=argparse.REMAINDER`,
+    `options` in some repositories)."""
+    for s in summaries:
+        for c in s.get("calls", []):
+            if not c["func"].endswith("add_argument") or not c["args"]:
+                continue
+            name = c["args"][0].strip("'\"")
+            if not name.startswith("-") and (name == "opts" or "REMAINDER" in c["kwargs"].get("nargs", "")):
+                return True
+    return False
 
 
 def opts_key(token: str, loose: bool) -> bool:

@@ -213,3 +213,16 @@ def test_a_yacs_test_section_does_not_hide_the_training_batch(tmp_path):
     })
     f = analyze_code(tmp_path, "python tools/train.py --config-file exp/reid.yml", use_llm=False).facts
     assert f["global_batch_size"].value == 48
+
+
+def test_any_positional_that_takes_the_rest_of_the_line_holds_lower_case_overrides(tmp_path):
+    entry = YACS_ENTRY.replace('parser.add_argument("opts", default=None, nargs=argparse.REMAINDER)',
+                               'parser.add_argument("overrides", nargs=argparse.REMAINDER)')
+    entry = entry.replace("args.opts", "args.overrides").replace("_C as cfg", "_C as cfg  # noqa")
+    defaults = YACS_DEFAULTS.replace("_C.TRAIN = CN()", "_C.train = CN()").replace("_C.TRAIN.", "_C.train.")
+    entry = entry.replace("cfg.TRAIN.", "cfg.train.")
+    make_job(tmp_path, {"defaults.py": defaults, "train.py": entry, "exp/base.yaml": "train:\n  per_gpu_batch: 6\n"})
+    f = analyze_code(tmp_path, "python train.py --cfg exp/base.yaml train.per_gpu_batch 7 train.num_epoch 2",
+                     use_llm=False).facts
+    assert f["micro_batch_size"].value == 7
+    assert f["train_steps"].value == 2000
