@@ -20,8 +20,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from schedmate.codeprof import config_factories
-from schedmate.codeprof.gin_config import gin_config, resolve_refs
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
+from schedmate.codeprof.gin_config import gin_config, resolve_refs
 
 MAX_BASES = 24
 """bound on the files one config may pull in (inheritance chains in real repos are 2-5 deep)"""

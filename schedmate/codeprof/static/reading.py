@@ -15,12 +15,12 @@ from schedmate.codeprof.params import (
     norm,
 )
 from schedmate.codeprof.pyast import analyze_python
-from schedmate.codeprof.yacs_config import STRICT_KEY, declares_opts, flags_into_fields, opts_key
 from schedmate.codeprof.static.libraries import libraries_used
 from schedmate.codeprof.static.names import (
     HF_DEFAULTS,
     parse_scalar,
 )
+from schedmate.codeprof.yacs_config import STRICT_KEY, declares_opts, flags_into_fields, opts_key
 
 # classes whose `__init__` holds a job's settings (YOLOX `Exp`, `Config`, `TrainArgs`, `HParams`, ...)
 CONFIG_CLASS = re.compile(r"(Exp|Config|Cfg|Args|Arguments|Hparams|HParams|Settings|Options|Opts|Trainer)$")
