@@ -91,3 +91,46 @@ def module_bases(tree: ast.Module, fn: ast.FunctionDef) -> list[str]:
                 rel = mod.lstrip(".").replace(".", "/") + ".py"
                 out.append(f"./{rel}" if mod.startswith(".") else f"/{rel}")
     return out
+
+
+def _is_dict_class(node: ast.AST) -> bool:
+    return (dotted(node) or "").rsplit(".", 1)[-1] in {"ConfigDict", "FrozenConfigDict", "dict"}
+
+
+def dict_builders(tree: ast.Module) -> set[str]:
+    """Module helpers that only wrap their keyword arguments in a config dict (`def d(**kwargs): return
+    ml_collections.ConfigDict(initial_dictionary=kwargs)`, `ConfigDict(kwargs)`, `dict(**kwargs)`): a call of
+    one is a dict of its keywords."""
+    out: set[str] = set()
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or fn.args.kwarg is None or fn.args.args or fn.args.posonlyargs:
+            continue
+        body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(call := body[0].value, ast.Call):
+            continue
+        kw = fn.args.kwarg.arg
+        passed = [*call.args, *(k.value for k in call.keywords)]
+        if _is_dict_class(call.func) and len(passed) == 1 and isinstance(passed[0], ast.Name) and passed[0].id == kw:
+            out.add(fn.name)
+    return out
+
+
+class _Unwrap(ast.NodeTransformer):
+    def __init__(self, builders: set[str]) -> None:
+        self.builders = builders
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.builders and not node.args:
+            return ast.copy_location(ast.Call(func=ast.Name("dict", ast.Load()), args=[], keywords=node.keywords), node)
+        given = [*node.args, *(k.value for k in node.keywords if k.arg in {None, "initial_dictionary"})]
+        if _is_dict_class(node.func) and len(given) == 1 and len(node.args) + len(node.keywords) == 1 and (
+                isinstance(given[0], ast.Dict) or isinstance(given[0], ast.Call) and _is_dict_class(given[0].func)):
+            return given[0]  # `ConfigDict({'a': 1})`, `ConfigDict(dict(a=1))`: the dict it is built from
+        return node
+
+
+def unwrap_dict_builders(tree: ast.Module) -> ast.Module:
+    """`tree` with every config dict built from a literal dict (directly or through a helper of
+    `dict_builders`) written as that dict, so the static reader sees its fields."""
+    return ast.fix_missing_locations(_Unwrap(dict_builders(tree)).visit(tree))

@@ -21,6 +21,7 @@ from typing import Any
 
 from schedmate.codeprof import config_factories
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
+from schedmate.codeprof.gin_config import gin_config, resolve_refs
 
 MAX_BASES = 24
 """bound on the files one config may pull in (inheritance chains in real repos are 2-5 deep)"""
@@ -86,6 +87,8 @@ def _value(node: ast.AST, names: dict[str, Any]) -> Any:
             return base[key] if isinstance(base, (dict, list)) and not isinstance(key, _Unknown) else UNKNOWN
         except (KeyError, IndexError, TypeError):
             return UNKNOWN
+    if isinstance(node, (ast.Compare, ast.BoolOp)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _test(node, names)  # `if arg == 'small':`, `variant in ('B', 'L') and not runlocal`
     if isinstance(node, ast.Call) and not node.keywords:
         args = [_value(a, names) for a in node.args]
         if any(isinstance(a, _Unknown) for a in args):
@@ -103,6 +106,37 @@ def _value(node: ast.AST, names: dict[str, Any]) -> Any:
         return UNKNOWN
     ok, v = const_eval(node, {k: x for k, x in names.items() if not isinstance(x, _Unknown)})
     return v if ok else UNKNOWN
+
+
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Is: lambda a, b: a is b,
+    ast.IsNot: lambda a, b: a is not b}
+
+
+def _test(node: ast.AST, names: dict[str, Any]) -> Any:
+    """A condition over known values (one comparison, `and`/`or`, `not`); UNKNOWN when any part is."""
+    if isinstance(node, ast.UnaryOp):
+        v = _value(node.operand, names)
+        return v if isinstance(v, _Unknown) else not v
+    if isinstance(node, ast.BoolOp):
+        v: Any = None
+        for part in node.values:
+            v = _value(part, names)
+            if isinstance(v, _Unknown) or (not v if isinstance(node.op, ast.And) else bool(v)):
+                return v if isinstance(v, _Unknown) else bool(v)
+        return bool(v)
+    assert isinstance(node, ast.Compare)
+    if len(node.ops) != 1 or type(node.ops[0]) not in _COMPARE:
+        return UNKNOWN
+    a, b = _value(node.left, names), _value(node.comparators[0], names)
+    if isinstance(a, _Unknown) or isinstance(b, _Unknown):
+        return UNKNOWN
+    try:
+        return bool(_COMPARE[type(node.ops[0])](a, b))
+    except TypeError:
+        return UNKNOWN
 
 
 _PURE_BUILTINS: dict[str, Any] = {"bool": bool, "int": int, "float": float, "str": str, "len": len, "min": min,
@@ -133,57 +167,6 @@ def _drop_unknown(x: Any) -> Any:
     return x
 
 
-_GIN_LINE = re.compile(r"^([A-Za-z_][\w./]*)\s*=\s*(.+?)\s*$")
-_GIN_INCLUDE = re.compile(r"""^include\s+['"]([^'"]+)['"]""")
-
-
-def gin_config(text: str) -> dict[str, Any]:
-    """Bindings of a gin file: `MACRO = v`, `scope/fn.param = v` (as `fn.param`), `%MACRO` references
-    resolved; `include`s are listed under `_base_` so the tree loader follows them."""
-    from schedmate.codeprof.pyast import const_eval
-
-    out: dict[str, Any] = {}
-    macros: dict[str, Any] = {}
-    bases: list[str] = []
-    block: str | None = None  # `train/utils.DatasetConfig:` followed by indented `batch_size = 128`
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if not raw[:1].isspace():
-            block = None
-        if m := _GIN_INCLUDE.match(line):
-            bases.append(m.group(1))
-            continue
-        if (b := re.fullmatch(r"([\w./]+):", line)) and not raw[:1].isspace():
-            block = b.group(1).replace("/", ".")  # keep the scope: train/ and infer_eval/ blocks differ
-            continue
-        m = _GIN_LINE.match(line)
-        if not m:
-            continue
-        key, expr = m.group(1).rsplit("/", 1)[-1], m.group(2)
-        if block is not None and raw[:1].isspace():
-            key = f"{block}.{key}"
-        if expr.startswith("%"):
-            value = macros.get(expr[1:], UNKNOWN)
-        elif re.fullmatch(r"@[\w./]+(\(\))?", expr):
-            value = expr[1:].removesuffix("()").replace("/", ".").rsplit(".", 1)[-1]  # `@trax.models.Resnet50`
-        else:
-            try:
-                ok, value = const_eval(ast.parse(expr, mode="eval").body)
-            except SyntaxError:
-                ok, value = False, None
-            value = value if ok else UNKNOWN
-        if isinstance(value, _Unknown):
-            continue
-        if "." not in key:
-            macros[key] = value
-        out[key] = value
-    if bases:
-        out["_base_"] = bases
-    return out
-
-
 _CONFIG_DICT = re.compile(r"(^|\.)(ConfigDict|FrozenConfigDict|EasyDict|edict|Namespace|SimpleNamespace|CN|CfgNode|"
                           r"AttrDict|dict)$")
 
@@ -202,6 +185,9 @@ def attribute_tree(body: list[ast.stmt], known: dict[str, Any] | None = None, fa
         while stack:
             cur = stack.pop(0)
             nodes.append(cur)
+            if isinstance(cur, ast.If) and not isinstance(taken := _value(cur.test, local), _Unknown):
+                stack.extend(cur.body if taken else cur.orelse)  # a branch the known values decide
+                continue
             for attr in ("body", "orelse"):
                 if not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     stack.extend(getattr(cur, attr, []) or [])
@@ -286,11 +272,11 @@ def _param_defaults(fn: ast.FunctionDef) -> dict[str, Any]:
     return out
 
 
-def ml_collections_config(text: str) -> dict[str, Any]:
+def ml_collections_config(text: str, arg: str | None = None) -> dict[str, Any]:
     """The fields a `get_config()` sets on an `ml_collections.ConfigDict` (read without running it), plus
     module globals and module-level attribute trees. Values that are not literals or arithmetic over
-    earlier locals are left out."""
-    tree = ast.parse(text)
+    earlier locals are left out. `arg` is what `--config=cfg.py:arg` hands `get_config(arg)` (a string)."""
+    tree = config_factories.unwrap_dict_builders(ast.parse(text))  # `d(a=1)`, `ConfigDict({'a': 1})`
     out = python_config(text)
     globals_ = {k: v for k, v in out.items() if not isinstance(v, dict)}
     bases: list[str] = []
@@ -298,7 +284,10 @@ def ml_collections_config(text: str) -> dict[str, Any]:
     for fn in config_factories.config_functions(tree):  # `get_config()`, or a shared-defaults module's one ConfigDict builder
         # module-level tables (`NUM_LAYERS = {'B': 12, 'L': 24}`) are readable inside the function
         tables = {k: v for k, v in out.items() if isinstance(v, dict)}
-        out = merge(out, attribute_tree(fn.body, {**tables, **globals_, **_param_defaults(fn)}, factories)[0])
+        params = _param_defaults(fn)
+        if arg is not None and (pos := [*fn.args.posonlyargs, *fn.args.args]):
+            params[pos[0].arg] = arg
+        out = merge(out, attribute_tree(fn.body, {**tables, **globals_, **params}, factories)[0])
         if fn.name != "get_hyper":
             bases.extend([*config_factories.module_bases(tree, fn), *config_factories.factory_bases(tree, fn)])
     out = merge(out, attribute_tree(tree.body, globals_)[0])
@@ -313,11 +302,11 @@ def _dotted(node: ast.AST) -> str | None:
     return dotted(node)
 
 
-def parse_any(rel: str, text: str) -> dict[str, Any]:
+def parse_any(rel: str, text: str, arg: str | None = None) -> dict[str, Any]:
     low = rel.lower()
     try:
         if low.endswith(".py"):
-            return ml_collections_config(text) if config_factories.is_config_module(text) else python_config(text)
+            return ml_collections_config(text, arg) if config_factories.is_config_module(text) else python_config(text)
         if low.endswith(".gin"):
             return gin_config(text)
     except SyntaxError as e:
@@ -354,15 +343,17 @@ def _bases(cfg: dict[str, Any]) -> list[str]:
     return refs
 
 
-def load_tree(read: Reader, rel: str, env: dict[str, str] | None = None) -> ConfigTree:
+def load_tree(read: Reader, rel: str, env: dict[str, str] | None = None, arg: str | None = None) -> ConfigTree:
     """`rel` merged over the bases it names (depth first, in order), with interpolations resolved."""
     tree = ConfigTree()
-    tree.data = _load(read, rel, tree, [])
+    tree.data = _load(read, rel, tree, [], arg)
+    if rel.lower().endswith(".gin"):
+        tree.data = resolve_refs(tree.data)  # gin macros are read lazily: their last binding in any file
     resolve_interpolations(tree, env or {})
     return tree
 
 
-def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str]) -> dict[str, Any]:
+def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str], arg: str | None = None) -> dict[str, Any]:
     if rel in chain:
         tree.notes.append(f"{rel}: inherits from itself ({' -> '.join([*chain, rel])}); cycle cut")
         return {}
@@ -375,7 +366,7 @@ def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str]) -> dict[st
         return {}
     tree.files.append(rel)
     try:
-        cfg = parse_any(rel, text)
+        cfg = parse_any(rel, text, arg)
     except ConfigError as e:
         tree.notes.append(str(e))
         return {}

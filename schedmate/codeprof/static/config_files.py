@@ -14,6 +14,7 @@ from schedmate.codeprof.params import (
     CONFIG,
     CONFIG_OVERRIDE,
     norm,
+    training_leaf,
 )
 
 # keys that make a config with DeepSpeed's keys also a model/run config (GPT-NeoX YAMLs)
@@ -34,7 +35,8 @@ class ConfigFilesMixin:
 
         def add(path: Any, where: str, layer: int) -> None:
             if isinstance(path, str) and re.fullmatch(r"[\w./-]+\.py:[\w,=.-]*", path):
-                path = path.split(":", 1)[0]  # ml_collections `config.py:variant`
+                path, arg = path.split(":", 1)  # ml_collections `config.py:variant`: `get_config(variant)`
+                self.__dict__.setdefault("_config_arg", {})[path] = arg
             if isinstance(path, str) and re.fullmatch(r"[\w-]+(/[\w.-]+)*", path) and "." not in path[-6:]:
                 path = self._config_by_name(path, (L.base, base, "")) or path
             if not isinstance(path, str) or not path.lower().endswith(
@@ -98,7 +100,10 @@ class ConfigFilesMixin:
 
     def _config_files(self) -> None:
         self._hydra()
+        gin_read = self._gin_files()
         for rel, _where, layer in self._config_paths():
+            if rel in gin_read:
+                continue
             if rel.endswith(".py") and re.search(r"^class \w+.*:\s*$[\s\S]*?def __init__\(self",
                                                   self.wd.read_text(rel) or "", re.MULTILINE):
                 # a class-based config (YOLOX `-f exps/x.py`): its classes' `__init__` values over their bases
@@ -142,7 +147,38 @@ class ConfigFilesMixin:
         if text is None:
             self.r.notes.append(f"config {rel} not read ({self.wd.skipped.get(rel, 'missing')})")
             return None
-        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {})
+        arg = next((a for p, a in self.__dict__.get("_config_arg", {}).items() if rel.endswith(p.lstrip("./"))), None)
+        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {}, arg)
+        return self._take_tree(rel, tree, text, layer, prefix)
+
+    def _gin_files(self) -> set[str]:
+        """The job's gin files (`--gin_file`, `--gin_configs`; else the gin-file flags' defaults) composed in
+        order with the command line's `--gin_bindings` over them (`codeprof/gin_config.py`)."""
+        from schedmate.codeprof import gin_config
+
+        L = self.r.launch
+        files, bindings = gin_config.command_line(getattr(self, "_args", None) or (L.args if L else []))
+        if not files:
+            for key, pv in self.r.params.items():
+                if "." not in key and re.fullmatch(r"gin_(config|configs|file|files|config_files?)", key):
+                    vals = pv.value if isinstance(pv.value, (list, tuple)) else [pv.value]
+                    files.extend(v for v in vals if isinstance(v, str) and v.endswith(".gin"))
+        base = str(PurePosixPath(self.r.entry).parent) if self.r.entry else (L.base if L else "")
+        rels = []
+        for path in files:
+            rel = next((r for root in ((L.base if L else ""), base, "") if (r := self.wd.rel(path, root))
+                        and self.wd.exists(r)), None)
+            if rel is None:
+                self.r.notes.append(f"gin file {path} is not in the workdir")
+            elif rel not in rels:
+                rels.append(rel)
+        if not rels:
+            return set()
+        tree = gin_config.compose(self.wd.read_text, rels, bindings)
+        self._take_tree(rels[-1], tree, self.wd.read_text(rels[-1]) or "", CONFIG_OVERRIDE, "")
+        return set(tree.files)
+
+    def _take_tree(self, rel: str, tree: Any, text: str, layer: int, prefix: str) -> dict[str, Any] | None:
         self.r.notes.extend(n for n in tree.notes if n not in self.r.notes)
         if rel not in tree.files:
             return None
@@ -159,8 +195,9 @@ class ConfigFilesMixin:
         flat = flatten(cfg)
         wheres = tree.where
         leaf_vals: dict[str, set[str]] = {}
-        for k, v in flat:
-            leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
+        for k, v in flat:  # an evaluation/test section's value never makes the training leaf ambiguous
+            if training_leaf(norm(k)):
+                leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
         for k, v in flat:
             if k == "defaults" or isinstance(v, list) and k.endswith("defaults"):
                 continue
@@ -169,7 +206,7 @@ class ConfigFilesMixin:
             if cur is not None and cur.layer >= COMMAND_LINE:
                 continue
             self.r.params.set(
-                key, v, wheres.get(k, f"{rel}:1"), layer, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1
+                key, v, wheres.get(k, f"{rel}:1"), layer, leaf=len(leaf_vals.get(k.rsplit(".", 1)[-1], ())) <= 1
             )
         return cfg
 
@@ -215,7 +252,8 @@ class ConfigFilesMixin:
             leaf_vals: dict[str, set[str]] = {}
             flat = flatten(tree.data)
             for k, v in flat:
-                leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
+                if training_leaf(norm(k)):
+                    leaf_vals.setdefault(k.rsplit(".", 1)[-1], set()).add(repr(v))
             for k, v in flat:
                 where = tree.where.get(k, main)
                 if where == "cmd":
@@ -223,5 +261,5 @@ class ConfigFilesMixin:
                 cur = self.r.params.get(k) if "." in k else None
                 if cur is not None and cur.layer >= COMMAND_LINE:
                     continue
-                self.r.params.set(k, v, where, CONFIG, leaf=len(leaf_vals[k.rsplit(".", 1)[-1]]) == 1)
+                self.r.params.set(k, v, where, CONFIG, leaf=len(leaf_vals.get(k.rsplit(".", 1)[-1], ())) <= 1)
             return

@@ -6,6 +6,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from schedmate.codeprof.absl_flags import expand_flagfiles
 from schedmate.codeprof.configs import ConfigError, flatten, parse_config
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
@@ -19,23 +20,25 @@ from schedmate.codeprof.static.names import (
     HF_DEFAULTS,
     parse_scalar,
 )
+from schedmate.codeprof.yacs_config import STRICT_KEY, declares_opts, flags_into_fields, opts_key
 
 # classes whose `__init__` holds a job's settings (YOLOX `Exp`, `Config`, `TrainArgs`, `HParams`, ...)
 CONFIG_CLASS = re.compile(r"(Exp|Config|Cfg|Args|Arguments|Hparams|HParams|Settings|Options|Opts|Trainer)$")
 MAX_PYTHON_FILES = 16
 """Python files the static pass reads for one job (the entry, its local imports, re-exporting packages)"""
 # a yacs config key given on the command line as `KEY VALUE` (detectron2/SlowFast/pycls `opts`, `--opts`)
-YACS_KEY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)+")
+YACS_KEY = STRICT_KEY
 _YACS_ANY = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)*")
 
 
-def _yacs_tail(args: list[str]) -> int:
+def _yacs_tail(args: list[str], loose: bool = False) -> int:
     """Where the trailing yacs `KEY VALUE` pairs start (`... GPUS '(0,1)' TRAIN.BATCH_SIZE_PER_GPU 64`): the
-    longest run of pairs at the end whose keys are upper-case config names, one of them dotted or right
-    after `--opts`; len(args) when there is none."""
+    longest run of pairs at the end whose keys are upper-case config names (or, when the script declares
+    `opts`, dotted keys with lower-case fields), one of them dotted or right after `--opts`; len(args) when
+    there is none."""
     start = len(args)
     k = len(args) - 2
-    while k >= 0 and _YACS_ANY.fullmatch(args[k]) and not args[k + 1].startswith("--"):
+    while k >= 0 and (_YACS_ANY.fullmatch(args[k]) or opts_key(args[k], loose)) and not args[k + 1].startswith("--"):
         start = k
         k -= 2
     tail = args[start::2]
@@ -336,8 +339,16 @@ class ReadingMixin:
         flags = self._flag_dest()
         where = L.args_where
         args = L.args
+        if any(re.match(r"--?flagfile(=|$)", a) for a in args):  # absl: the flags written in the file, in place
+            def read(path: str) -> str | None:
+                rel = self.wd.rel(path, L.base)
+                return self.wd.read_text(rel) if rel else None
+
+            args = expand_flagfiles(args, read, "", self.r.notes)
+        self._args = args
         positional: list[str] = []
-        yacs_from = _yacs_tail(args)
+        loose = declares_opts(list(self.r.py.values()))  # yacs `opts`: `TRAIN.num_epoch 10` too
+        yacs_from = _yacs_tail(args, loose)
         # ml_collections `--config cfg.py --config.training.batch_size=256`: a field of the file's config
         file_flags = {norm(a.lstrip("-")) for a, b in zip(args, [*args[1:], ""], strict=False)
                       if a.startswith("--") and re.search(r"\.(py|ya?ml|json)(:\S*)?$", b)}
@@ -358,7 +369,7 @@ class ReadingMixin:
                 dest, action = flags.get(name, (norm(name), None))
                 if "." in dest and dest.split(".", 1)[0] in file_flags:
                     dest = dest.split(".", 1)[1]
-                if not eq and i + 1 < len(args) and YACS_KEY.fullmatch(args[i + 1]):
+                if not eq and i + 1 < len(args) and opts_key(args[i + 1], loose):
                     i += 1  # `--opts KEY VALUE ...`: the pairs follow
                     continue
                 if eq:
@@ -386,7 +397,7 @@ class ReadingMixin:
                 else:
                     P.set(dest, True, where, COMMAND_LINE)
                     i += 1
-            elif YACS_KEY.fullmatch(t) and i + 1 < len(args):  # yacs `opts`: SOLVER.IMS_PER_BATCH 16
+            elif opts_key(t, loose) and i + 1 < len(args):  # yacs `opts`: SOLVER.IMS_PER_BATCH 16
                 P.set(t, _yacs_value(args[i + 1]), where, COMMAND_LINE)
                 i += 2
             elif re.match(r"^\+{0,2}[A-Za-z_][\w./-]*=", t):  # Hydra / key=value / group=choice override
@@ -398,3 +409,8 @@ class ReadingMixin:
                 positional.append(t)
                 i += 1
         self._positional = positional
+        for field, dest, at in flags_into_fields(self.r.py):
+            pv = P._full.get(norm(dest))
+            if pv is not None and pv.layer >= COMMAND_LINE and "." not in pv.key:
+                # `if args.batch_size: config.DATA.BATCH_SIZE = args.batch_size` (yacs `update_config`)
+                P.set(field, pv.value, [*pv.where, at], COMMAND_LINE)
