@@ -28,7 +28,7 @@ def test_an_encoder_named_by_family_and_size_word_gets_the_published_size() -> N
 
 def test_a_size_word_without_a_known_encoder_family_is_no_evidence() -> None:
     assert known.lookup_model("acme-widget-large") is None
-    assert known.lookup_model("electra-small-to-large") is None  # two different words
+    assert known.lookup_model("modernbert-base-to-large") is None  # two different words
 
 
 def test_a_bert_layer_and_width_code_is_counted_as_a_bert_encoder() -> None:
