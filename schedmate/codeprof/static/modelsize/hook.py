@@ -20,6 +20,7 @@ from schedmate.codeprof.static.modelsize.rl_policies import (
     env_dims,
     mlp_policy_params,
 )
+from schedmate.codeprof.static.modelsize.seq2seq_knobs import params_from_seq2seq_knobs
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
 # files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
@@ -60,6 +61,8 @@ def params_from_definition(sp: Any) -> None:
         params_from_family_knobs(sp)
     if sp.r.val("params") is None:
         params_from_rl_env(sp)
+    if sp.r.val("params") is None:
+        params_from_seq2seq_knobs(sp)
 
 
 _SMALL_IMAGES = re.compile(r"cifar|svhn|mnist|stl_?10|tiny_?imagenet", re.IGNORECASE)
