@@ -10,6 +10,7 @@ from schedmate.codeprof import known
 from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
 from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
+from schedmate.codeprof.static.modelsize.embedding_tables import params_from_embedding_tables
 from schedmate.codeprof.static.modelsize.family_knobs import HEADS as _HEADS
 from schedmate.codeprof.static.modelsize.family_knobs import NAME_KEYS, cnn_from_knobs, family_of_word
 from schedmate.codeprof.static.modelsize.knobs import params_from_knobs
@@ -63,6 +64,8 @@ def params_from_definition(sp: Any) -> None:
         params_from_rl_env(sp)
     if sp.r.val("params") is None:
         params_from_seq2seq_knobs(sp)
+    if sp.r.val("params") is None:
+        params_from_embedding_tables(sp)
 
 
 _SMALL_IMAGES = re.compile(r"cifar|svhn|mnist|stl_?10|tiny_?imagenet", re.IGNORECASE)
