@@ -13,6 +13,7 @@ from schedmate.codeprof.static.modelsize import count_config_model, count_entry_
 from schedmate.codeprof.static.modelsize.embedding_tables import params_from_embedding_tables
 from schedmate.codeprof.static.modelsize.family_knobs import HEADS as _HEADS
 from schedmate.codeprof.static.modelsize.family_knobs import NAME_KEYS, cnn_from_knobs, family_of_word
+from schedmate.codeprof.static.modelsize.hf_config import params_from_local_hf_config
 from schedmate.codeprof.static.modelsize.knobs import params_from_knobs
 from schedmate.codeprof.static.modelsize.rl_policies import (
     ALGO_WORD,
@@ -66,6 +67,8 @@ def params_from_definition(sp: Any) -> None:
         params_from_seq2seq_knobs(sp)
     if sp.r.val("params") is None:
         params_from_embedding_tables(sp)
+    if sp.r.val("params") is None:
+        params_from_local_hf_config(sp)
 
 
 _SMALL_IMAGES = re.compile(r"cifar|svhn|mnist|stl_?10|tiny_?imagenet", re.IGNORECASE)
