@@ -45,3 +45,23 @@ def test_a_config_directory_loaded_by_the_entry_script_gives_the_size(tmp_path: 
     got = analyze_code(tmp_path, "python pretrain.py", use_llm=False).value("params")
     want = params_from_config_json(shape)
     assert want is not None and got == want[0] and 1.0e9 < got < 1.2e9  # a TinyLlama-like 1.1B shape
+
+
+def test_a_config_handed_to_the_jobs_own_composite_model_is_not_the_whole_model(tmp_path: Path) -> None:
+    (tmp_path / "text_part").mkdir()
+    (tmp_path / "text_part" / "config.json").write_text(json.dumps({**LLAMA2_7B_SHAPE, "num_hidden_layers": 4}))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from transformers import LlamaConfig
+        from mylib.fusion import ImageTextModel
+
+        def main():
+            text_cfg = LlamaConfig.from_pretrained("text_part")
+            model = ImageTextModel(text_cfg, vision_width=1024)
+            opt = torch.optim.AdamW(model.parameters())
+            for batch in range(10):
+                opt.step()
+
+        main()
+    """))
+    assert analyze_code(tmp_path, "python train.py", use_llm=False).value("params") is None

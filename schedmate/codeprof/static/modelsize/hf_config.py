@@ -51,11 +51,18 @@ def _local_config(sp: Any, rel: str, value: str) -> tuple[str, dict[str, Any]] |
 
 def params_from_local_hf_config(sp: Any) -> None:
     """Put the count of the local config.json that a `from_pretrained` / `from_json_file` call on the run's
-    path loads, when exactly one such file is loaded."""
+    path loads, when exactly one such file is loaded: a config object only when the job builds a model with
+    `from_config` (else it may configure one part of the job's own composite model), a checkpoint directory
+    only when the entry script loads it."""
     found: dict[int, list[str]] = {}
+    builds_from_config = bool(sp._find_calls("from_config"))
     for rel, c in sp._find_calls("from_pretrained", "from_json_file"):
         if not c["args"] or "oken" in c["func"] or "rocessor" in c["func"]:
             continue
+        if "Config" in c["func"] and not builds_from_config:
+            continue  # a config handed to the job's own model class may be one part of it (a text encoder)
+        if "Config" not in c["func"] and rel != sp.r.entry:
+            continue  # a library module of the job loading a local checkpoint loads a component
         ok, v, ev = sp._resolver.eval(c["args"][0])
         if not ok or not isinstance(v, str) or not v.strip():
             continue
