@@ -98,7 +98,8 @@ def normalise_name(name: str) -> str:
 
 
 # a size stated in the name: `Llama-2-7b-hf`, `pythia-1.4b-deduped`, `opt-350m`, `Mixtral-8x7B`
-_SIZE_TOKEN = re.compile(r"(?:^|[-_./ ])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(?=$|[-_./ ])")
+# (`bloom-7b1`, `bloom-1b1`: a digit after the unit is the first decimal, BLOOM's spelling of 7.1B)
+_SIZE_TOKEN = re.compile(r"(?:^|[-_./ ])(?:(\d+)x)?(\d+(?:\.\d+)?)([bm])(\d)?(?=$|[-_./ ])")
 # share of an MoE's n x expert-size that is real parameters (attention and embeddings are shared):
 # Mixtral 8x7B has 46.7B, not 56B
 _MOE_SHARED = 0.83
@@ -111,8 +112,10 @@ def size_from_name(name: str | None) -> float | None:
     hits = _SIZE_TOKEN.findall(normalise_name(name))
     if len(hits) != 1:  # none, or ambiguous (`7b-to-13b`)
         return None
-    experts, size, unit = hits[0]
-    n = float(size) * (1e9 if unit == "b" else 1e6)
+    experts, size, unit, tenth = hits[0]
+    if tenth and "." in size:
+        return None
+    n = float(f"{size}.{tenth}" if tenth else size) * (1e9 if unit == "b" else 1e6)
     if experts:
         n *= int(experts) * _MOE_SHARED
     return n if 1e6 <= n <= 3e12 else None
@@ -129,7 +132,7 @@ def lookup_model(name: str | None) -> tuple[str, str, float] | None:
     size = size_from_name(n)
     if size is not None:
         return n, family_keyword(n) or "", size
-    return None
+    return encoder_from_name(n)
 
 
 def lookup_in_path(path: str | None) -> tuple[str, str, float] | None:
@@ -168,4 +171,46 @@ def family_keyword(n: str) -> str | None:
             continue
         if kw in n:
             return fam
+    return None
+
+
+# encoder families whose checkpoints are named by a size word (`roberta-base`, `ModernBERT-large`,
+# `paraphrase-mpnet-base-v2`): the published size of each (family, word); longer family names first
+ENCODER_SIZE_WORDS: tuple[tuple[str, str, dict[str, float]], ...] = (
+    ("modernbert", "bert", {"base": 1.49e8, "large": 3.95e8}),
+    ("xlm-roberta", "bert", {"base": 2.78e8, "large": 5.6e8, "xl": 3.5e9, "xxl": 1.07e10}),
+    ("distilroberta", "bert", {"base": 8.2e7}),
+    ("distilbert", "bert", {"base": 6.6e7}),
+    ("roberta", "bert", {"base": 1.25e8, "large": 3.55e8}),
+    ("deberta-v3", "bert", {"xsmall": 7.0e7, "small": 1.42e8, "base": 1.84e8, "large": 4.35e8}),
+    ("deberta", "bert", {"base": 1.39e8, "large": 4.05e8, "xlarge": 7.5e8}),
+    ("electra", "bert", {"small": 1.4e7, "base": 1.1e8, "large": 3.35e8}),
+    ("albert", "bert", {"base": 1.2e7, "large": 1.8e7, "xlarge": 6.0e7, "xxlarge": 2.35e8}),
+    ("mpnet", "bert", {"base": 1.09e8}),
+    ("bert", "bert", {"tiny": 4.4e6, "mini": 1.1e7, "small": 2.9e7, "medium": 4.1e7, "base": 1.1e8,
+                      "large": 3.4e8}),
+    ("t5", "t5", {"small": 6.0e7, "base": 2.2e8, "large": 7.7e8, "xl": 3.0e9, "xxl": 1.1e10}),
+)
+_SIZE_WORD = re.compile(r"(?:^|[-_./ ])(xsmall|tiny|mini|small|medium|base|large|xlarge|xxlarge|xl|xxl)(?=$|[-_./ ])")
+# BERT-style layer/width codes: `bert_uncased_L-4_H-256_A-4`, `MiniLM-L12-H384-uncased`
+_LAYER_WIDTH = re.compile(r"(?:^|[-_])l-?(\d{1,2})[-_]h-?(\d{2,4})(?=$|[-_])")
+
+
+def encoder_from_name(n: str) -> tuple[str, str, float] | None:
+    """(name, family, params) of an encoder checkpoint named by its family and a size word, or by its layer
+    and width code (counted as a BERT encoder over a 30,522-word vocabulary: 12 d^2 per layer plus biases,
+    norms, 512 positions), else None. `n` is normalised; a word no family of the table publishes is None."""
+    if m := _LAYER_WIDTH.search(n):
+        layers, width = int(m.group(1)), int(m.group(2))
+        from schedmate.codeprof.static.modelsize.families import decoder_lm_params
+
+        size = decoder_lm_params(layers, width, heads=max(1, width // 64), ffn=4 * width, vocab=30522,
+                                 gated=False, tied=True, positions=512, bias=True)
+        return n, family_keyword(n) or "bert", float(size)
+    words = _SIZE_WORD.findall(n)
+    if len(set(words)) != 1:
+        return None
+    for fam_word, fam, sizes in ENCODER_SIZE_WORDS:
+        if re.search(rf"(^|[^a-z]){re.escape(fam_word)}", n) and words[0] in sizes:
+            return n, fam, sizes[words[0]]
     return None

@@ -21,6 +21,7 @@ from schedmate.codeprof.static.names import (
 )
 
 # a model a job loads beside the one it trains: for evaluation, as a reference, teacher, reward or judge
+_HUB_NAME_CLASSES = ("SentenceTransformer", "CrossEncoder", "SparseEncoder")
 _AUX_MODEL = re.compile(r"eval|ref_|_ref\b|reference|teacher|reward|judge|critic|tokenizer|vae|clip_|text_encoder",
                         re.IGNORECASE)
 
@@ -236,7 +237,8 @@ class ModelMixin:
                         and isinstance(pv.value, str) and known.lookup_model(pv.value.rsplit(".", 1)[-1]):
                     name = (pv.value.rsplit(".", 1)[-1], pv.where)
                     break
-        for rel, c in self._find_calls("from_pretrained", "create_model", "from_config"):
+        # sentence-transformers' model classes take the hub name as their first argument
+        for rel, c in self._find_calls("from_pretrained", "create_model", "from_config", *_HUB_NAME_CLASSES):
             if name:
                 break
             if c["args"] and not re.search(r"tokenizer|Tokenizer|processor|Processor", c["func"]) \

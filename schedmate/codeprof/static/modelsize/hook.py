@@ -10,8 +10,10 @@ from schedmate.codeprof import known
 from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
 from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
+from schedmate.codeprof.static.modelsize.embedding_tables import params_from_embedding_tables
 from schedmate.codeprof.static.modelsize.family_knobs import HEADS as _HEADS
 from schedmate.codeprof.static.modelsize.family_knobs import NAME_KEYS, cnn_from_knobs, family_of_word
+from schedmate.codeprof.static.modelsize.hf_config import params_from_local_hf_config
 from schedmate.codeprof.static.modelsize.knobs import params_from_knobs
 from schedmate.codeprof.static.modelsize.rl_policies import (
     ALGO_WORD,
@@ -20,6 +22,7 @@ from schedmate.codeprof.static.modelsize.rl_policies import (
     env_dims,
     mlp_policy_params,
 )
+from schedmate.codeprof.static.modelsize.seq2seq_knobs import params_from_seq2seq_knobs
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
 # files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
@@ -60,6 +63,12 @@ def params_from_definition(sp: Any) -> None:
         params_from_family_knobs(sp)
     if sp.r.val("params") is None:
         params_from_rl_env(sp)
+    if sp.r.val("params") is None:
+        params_from_seq2seq_knobs(sp)
+    if sp.r.val("params") is None:
+        params_from_embedding_tables(sp)
+    if sp.r.val("params") is None:
+        params_from_local_hf_config(sp)
 
 
 _SMALL_IMAGES = re.compile(r"cifar|svhn|mnist|stl_?10|tiny_?imagenet", re.IGNORECASE)
@@ -207,7 +216,7 @@ _OWN_LAYERS = re.compile(r"\b(?:Linear|Dense)\(")
 _ENV_KEYS = {"env", "env_id", "env_name", "environment", "game", "task", "task_name", "gym_id", "domain_task"}
 _ENV_CALLS = {"make", "make_env", "make_atari", "make_vec_env", "make_atari_env", "get_atari", "get_atari_transitions"}
 _HIDDEN_LISTS = ("hidden_sizes", "net_arch", "hidden_dims", "hiddens", "actor_fc_layers", "fc_layer_params",
-                 "hidden_layers", "layer_sizes")
+                 "hidden_layers", "layer_sizes", "hidden_layer_sizes")
 
 
 _KWARGS_LIST = re.compile(r"\b(?:" + "|".join(_HIDDEN_LISTS) + r")\s*=\s*[\[(]\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*[\])]")
@@ -234,6 +243,24 @@ def _hidden_sizes(P: Any) -> tuple[list[int] | None, list[str]]:
     depth = next((pv for k in ("hidden_depth", "n_hidden", "l", "num_hidden_layers", "n_layers") if (pv := P.get(k))
                   is not None and isinstance(pv.value, int) and not isinstance(pv.value, bool) and pv.value > 0), None)
     return [width.value] * (depth.value if depth else 2), [*width.where, *(depth.where if depth else [])]
+
+
+def _hidden_sizes_of_calls(sp: Any) -> tuple[list[int] | None, list[str]]:
+    """The hidden widths a network factory is called with on the run's path (`make_networks(spec,
+    hidden_layer_sizes=(256, 256))`), when every such call agrees."""
+    found: dict[tuple[int, ...], list[str]] = {}
+    for rel, c in sp.calls:
+        for k, expr in (c.get("kwargs") or {}).items():
+            if k not in _HIDDEN_LISTS or sp._active(c) is False:
+                continue
+            ok, v, ev = sp._resolver.eval(expr)
+            if ok and isinstance(v, (list, tuple)) and v and all(
+                    isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v):
+                found.setdefault(tuple(v), [f"{rel}:{c['line']}", *ev])
+    if len(found) != 1:
+        return None, []
+    sizes, where = next(iter(found.items()))
+    return list(sizes), where
 
 
 def params_from_rl_env(sp: Any) -> None:
@@ -269,6 +296,8 @@ def params_from_rl_env(sp: Any) -> None:
         return
     (obs, act, discrete), where = next(iter(dims.items()))
     hidden, hw = _hidden_sizes(P)
+    if hidden is None:
+        hidden, hw = _hidden_sizes_of_calls(sp)
     entry_text = (sp.wd.read_text(sp.r.entry) or "") if sp.r.entry else ""
     if hidden is None and _OWN_LAYERS.search(entry_text):
         return  # the entry script writes its own network: the algorithm's default widths are not its

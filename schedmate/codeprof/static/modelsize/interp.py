@@ -297,7 +297,10 @@ class Interp:
     def mro(self, cls: ClassRef) -> list[ClassRef]:
         out = [cls]
         for b in cls.node.bases:
-            got = self.eval(b, {}, cls.src)
+            try:  # a base the interpreter cannot follow (`Generic[T]` of an external type) ends that branch
+                got = self.eval(b, {}, cls.src)
+            except GiveUp:
+                continue
             if isinstance(got, ClassRef):
                 out.extend(self.mro(got))
         return out

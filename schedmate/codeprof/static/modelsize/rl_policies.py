@@ -52,7 +52,7 @@ ALGO_WORD = re.compile(r"(?<![a-z])(" + "|".join(_ALGOS) + r")(?![a-z])")
 
 
 def _key(env: str) -> str:
-    e = env.strip().lower().split("/")[-1]
+    e = env.strip().lower().split("/")[-1].split(":")[-1]  # `gym:HalfCheetah-v2`: a suite before the task
     e = re.sub(r"-v\d+$", "", e)
     e = re.sub(r"[-_\s]+(medium|expert|random|replay|umaze|large|diverse|play|complete|partial|human|cloned)"
                r"([-_\s].*)?$", "", e)
