@@ -11,7 +11,7 @@ from schedmate.codeprof.launch import accelerate, clis, deepspeed, mpi, python, 
 from schedmate.codeprof.launch.clis import CONVENTIONS
 from schedmate.codeprof.launch.context import FAMILIES, Ctx
 from schedmate.codeprof.launch.model import PYTHONS, Launch, LaunchError, combine
-from schedmate.codeprof.launch.wrappers import kaldi_inner
+from schedmate.codeprof.launch.wrappers import PROJECT_RUNNERS, kaldi_inner
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.shell import Exec, interpret_command, readable
 
@@ -65,9 +65,11 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
 
 def _after_launcher(before: list[str], names: list[str]) -> bool:
     """Do these words start a distributed launcher (`torchrun`, `deepspeed`, `accelerate launch`,
-    `python -m torch.distributed.run`) whose own `-m` option follows?"""
+    `python -m torch.distributed.run`) or a project runner (`uv run -m pkg.train`) whose own `-m` option
+    follows?"""
     return any(n in _DISTRIBUTED for n in names) or any(
-        t.startswith(("torch.distributed", "accelerate", "deepspeed")) for t in before)
+        t.startswith(("torch.distributed", "accelerate", "deepspeed")) for t in before) or any(
+        n in PROJECT_RUNNERS and names[j + 1:j + 2] == ["run"] for j, n in enumerate(names))
 
 
 def _rank(ex: Exec, wd: Workdir) -> tuple[int, ...] | None:

@@ -67,3 +67,41 @@ def kaldi_inner(argv: list[str]) -> list[str] | None:
 def kaldi_runner(ctx: Ctx, toks: list[str]) -> bool:
     inner = kaldi_inner(toks)
     return ctx.dispatch(inner) if inner else False
+
+
+# Project and environment runners: `uv run`, `poetry run`, `pipenv run`, `pdm run`, `rye run`, `pixi run`,
+# `hatch run [env:]cmd`, `conda|mamba|micromamba run -n env`. Each runs the rest of the line in the project's
+# environment, unchanged; their own options (value-taking ones listed, the rest flags) come first.
+_RUNNER_VALUED = {
+    "uv": {"with", "with_editable", "with_requirements", "python", "p", "project", "directory", "package", "extra",
+           "group", "only_group", "no_group", "env_file", "index", "index_url", "extra_index_url", "find_links", "f",
+           "config_file", "cache_dir", "script", "s"},
+    "poetry": {"C", "directory", "P", "project"},
+    "pdm": {"p", "project", "venv"},
+    "pixi": {"e", "environment", "manifest_path"},
+    "conda": {"n", "name", "p", "prefix", "cwd"},
+}
+_RUNNER_VALUED["mamba"] = _RUNNER_VALUED["micromamba"] = _RUNNER_VALUED["conda"]
+
+
+PROJECT_RUNNERS = ("uv", "poetry", "pipenv", "pdm", "rye", "pixi", "hatch", "conda", "mamba", "micromamba")
+
+
+@family(*PROJECT_RUNNERS)
+def project_runner(ctx: Ctx, toks: list[str]) -> bool:
+    if len(toks) < 3 or toks[1] != "run":
+        return False
+    prog = toks[0].rsplit("/", 1)[-1]
+    valued = _RUNNER_VALUED.get(prog, set())
+    i = 2
+    while i < len(toks) and toks[i].startswith("-") and toks[i] not in ("-m", "--module", "--"):
+        name, eq, _ = toks[i].lstrip("-").partition("=")
+        i += 2 if not eq and name.replace("-", "_") in valued else 1
+    if i < len(toks) and toks[i] == "--":
+        i += 1
+    rest = toks[i:]
+    if rest and rest[0] in ("-m", "--module"):  # `uv run -m pkg.train`: the project's python runs the module
+        rest = ["python", "-m", *rest[1:]]
+    if prog == "hatch" and rest and ":" in rest[0] and not rest[0].startswith(("/", ".")):
+        rest = [rest[0].split(":", 1)[1], *rest[1:]]  # `hatch run train:python x.py` names the environment
+    return ctx.dispatch(rest) if rest else False

@@ -55,6 +55,7 @@ from schedmate.codeprof.shell.state import (
     _QUERY,
     _UTILITIES,
     MAX_STEPS,
+    RUNNER_UTILITIES,
     Exec,
     FileAccess,
     ShellRun,
@@ -291,7 +292,7 @@ class Interpreter(BuiltinsMixin, CompoundMixin):
             got = run_pipeline(shlex.join(argv), self._lookup(st).read or (lambda _p: None))
             if got is not None:
                 return got[1]
-        if prog in _UTILITIES:
+        if prog in _UTILITIES and not (prog in RUNNER_UTILITIES and argv[1:2] == ["run"]):
             return False if prog == "false" else (None if prog in _QUERY else True)
         nested = self._nested_script(argv, st)
         env = self._exported(st)

@@ -41,7 +41,10 @@ _UTILITIES = {
 
 
 _WRAPPERS = {"srun", "mpirun", "mpiexec", "horovodrun", "nohup", "time", "exec", "env", "numactl", "taskset",
-             "timeout", "stdbuf", "nice", "ionice", "unbuffer", "singularity", "apptainer", "xvfb-run", "chrt"}
+             "timeout", "stdbuf", "nice", "ionice", "unbuffer", "singularity", "apptainer", "xvfb-run", "chrt",
+             "uv", "poetry", "pipenv", "pdm", "rye", "pixi", "hatch", "conda", "mamba", "micromamba"}
+# environment managers that are set-up utilities (`conda activate x`) except as `conda run -n x cmd ...`
+RUNNER_UTILITIES = {"conda", "mamba"}
 
 
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
