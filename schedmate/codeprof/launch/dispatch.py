@@ -7,7 +7,17 @@ import re
 from pathlib import PurePosixPath
 
 # the families register themselves on import
-from schedmate.codeprof.launch import accelerate, clis, deepspeed, mpi, python, slurm, torchrun, wrappers  # noqa: F401
+from schedmate.codeprof.launch import (  # noqa: F401
+    accelerate,
+    clis,
+    deepspeed,
+    mpi,
+    python,
+    slurm,
+    torchrun,
+    torchx,
+    wrappers,
+)
 from schedmate.codeprof.launch.clis import CONVENTIONS
 from schedmate.codeprof.launch.context import FAMILIES, Ctx
 from schedmate.codeprof.launch.model import PYTHONS, Launch, LaunchError, combine
@@ -16,7 +26,7 @@ from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.shell import Exec, interpret_command, readable
 
 _DISTRIBUTED = {"torchrun", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec", "horovodrun", "colossalai",
-                "composer", "paddle.distributed.launch"}
+                "composer", "paddle.distributed.launch", "torchx"}
 _TRAIN = re.compile(r"train|pretrain|finetune|fine_tune|sft|dpo|ppo|grpo|rlhf|run_clm|run_mlm|run_glue|run_qa"
                     r"|run_summ|run_transl|run_speech|run_image|learn|fit", re.IGNORECASE)
 _NOT_TRAIN = re.compile(r"eval|test|infer|predict|preprocess|prepare|convert|download|export|merge|generat"
