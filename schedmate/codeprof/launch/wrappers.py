@@ -105,3 +105,25 @@ def project_runner(ctx: Ctx, toks: list[str]) -> bool:
     if prog == "hatch" and rest and ":" in rest[0] and not rest[0].startswith(("/", ".")):
         rest = [rest[0].split(":", 1)[1], *rest[1:]]  # `hatch run train:python x.py` names the environment
     return ctx.dispatch(rest) if rest else False
+
+
+_RAY_VALUED = {"address", "working_dir", "runtime_env", "runtime_env_json", "submission_id", "job_id",
+               "entrypoint_num_gpus", "entrypoint_num_cpus", "entrypoint_memory", "entrypoint_resources",
+               "metadata_json", "log_style", "log_color", "headers"}
+
+
+@family("ray")
+def ray_job(ctx: Ctx, toks: list[str]) -> bool:
+    """`ray job submit [options] -- python train.py ...`: the entrypoint runs as written on the cluster (its
+    workers, if any, come from the code's own `ScalingConfig`)."""
+    if toks[1:3] != ["job", "submit"]:
+        return False
+    if "--" in toks:
+        rest = toks[toks.index("--") + 1:]
+    else:
+        i = 3
+        while i < len(toks) and toks[i].startswith("-"):
+            name, eq, _ = toks[i].lstrip("-").partition("=")
+            i += 2 if not eq and name.replace("-", "_") in _RAY_VALUED else 1
+        rest = toks[i:]
+    return ctx.dispatch(rest) if rest else False

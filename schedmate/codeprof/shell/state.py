@@ -42,7 +42,7 @@ _UTILITIES = {
 
 _WRAPPERS = {"srun", "mpirun", "mpiexec", "horovodrun", "nohup", "time", "exec", "env", "numactl", "taskset",
              "timeout", "stdbuf", "nice", "ionice", "unbuffer", "singularity", "apptainer", "xvfb-run", "chrt",
-             "uv", "poetry", "pipenv", "pdm", "rye", "pixi", "hatch", "conda", "mamba", "micromamba"}
+             "uv", "poetry", "pipenv", "pdm", "rye", "pixi", "hatch", "conda", "mamba", "micromamba", "ray"}
 # environment managers that are set-up utilities (`conda activate x`) except as `conda run -n x cmd ...`
 RUNNER_UTILITIES = {"conda", "mamba"}
 
