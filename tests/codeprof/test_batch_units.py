@@ -108,3 +108,25 @@ def test_only_a_line_that_says_tokens_or_multiplies_by_the_length_counts_tokens(
     assert not counted_in_tokens("    global_batch_size=256,  # sequences, not tokens")
     assert not counted_in_tokens("    global_batch_size=64 * num_nodes,")
     assert not counted_in_tokens("    batch_size=32,  # 32 x 2048 tokens")  # a count of sequences described
+
+
+UNIT_ENTRY = """\
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--batch_unit", default="frames", choices=["frames", "sample"])
+p.add_argument("--batch_size_per_gpu", type=int, default=24000)
+p.add_argument("--epochs", type=int, default=9)
+args = p.parse_args()
+net = torch.nn.Linear(2, 2).cuda()
+"""
+
+
+def test_a_batch_counted_in_frames_is_no_sample_count_and_nothing_fills_it(tmp_path: Path):
+    wd = make_job(tmp_path, {"speech_fit.py": UNIT_ENTRY})
+    p = analyze_code(wd, "python speech_fit.py --batch_size_per_gpu 16000", use_llm=False)
+    assert p.facts.get("micro_batch_size") is None and p.facts.get("global_batch_size") is None
+    assert p.facts["epochs"].value == 9
+    f = analyze_code(wd, "python speech_fit.py --batch_unit sample --batch_size_per_gpu 12", use_llm=False).facts
+    assert f["micro_batch_size"].value == 12

@@ -235,6 +235,7 @@ class BatchMixin(BatchUnitsMixin):
         r = self.r
         R = self._resolver
         fw = r.val("framework")
+        self._batches_in_other_units()
         # micro batch --------------------------------------------------------------------
         micro = None
         if self._ds_value("train_micro_batch_size_per_gpu"):

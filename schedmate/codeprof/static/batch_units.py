@@ -38,6 +38,31 @@ _TOKENS_COMMENT = re.compile(r"#[^#]*\b(?:in|as)\s+tokens\b|#\s*(?:NOTE:?\s*)?to
 _NOT_TOKENS_COMMENT = re.compile(r"#.*\b(?:not|instead of)\s+(?:in\s+)?tokens?\b", re.IGNORECASE)
 
 
+# a batch counted in something other than samples: the setting that says so and the units it names (F5-TTS-style
+# `batch_size_type: frame`, ESPnet `batch_type: numel|length`); `sample`, `folded`, `sorted` count samples
+_UNIT_KEY = re.compile(r"^batch_?(?:size_?)?(?:type|unit|units|by|mode)$", re.IGNORECASE)
+_NOT_SAMPLES = {"frame", "frames", "token", "tokens", "numel", "length", "bin", "bins", "duration", "second",
+                "seconds", "sec", "secs", "char", "chars", "characters"}
+
+
+def batches_in_other_units(params: Any) -> list[str]:
+    """Mark the batch settings beside a unit setting that counts frames, tokens or seconds as no sample count
+    (their value becomes text: the batch fields stay null, and no named number fills them); the marked keys."""
+    units = [(key.rpartition(".")[0], pv) for key, pv in params.items()
+             if _UNIT_KEY.match(key.rsplit(".", 1)[-1]) and isinstance(pv.value, str)
+             and pv.value.strip().lower() in _NOT_SAMPLES]
+    marked: list[str] = []
+    for parent, unit in units:
+        for key, pv in params.items():
+            leaf = key.rsplit(".", 1)[-1].lower()
+            if key.rpartition(".")[0] != parent or _UNIT_KEY.match(leaf) or "batch" not in leaf:
+                continue
+            if isinstance(pv.value, int) and not isinstance(pv.value, bool):
+                pv.value = f"{pv.value} {unit.value.strip()}"
+                marked.append(key)
+    return marked
+
+
 def _single(hits: dict[int, list[str]]) -> tuple[int, list[str]] | None:
     if len(hits) == 1:
         ((v, where),) = hits.items()
@@ -110,6 +135,10 @@ def _keyword_line(wd: Any, rel: str, start: int, key: str) -> tuple[str, str]:
 
 class BatchUnitsMixin:
     """Turns global and micro batch facts stated in tokens into sequences (run after the sequence length)."""
+
+    def _batches_in_other_units(self) -> None:
+        for key in batches_in_other_units(self.r.params):  # type: ignore[attr-defined]
+            self.r.notes.append(f"{key}: the batch counts frames, tokens or seconds, not samples")  # type: ignore[attr-defined]
 
     def _batches_in_tokens(self) -> None:
         r = self.r  # type: ignore[attr-defined]
