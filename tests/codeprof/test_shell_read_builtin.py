@@ -18,11 +18,11 @@ net = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2).cuda())
 
 
 @pytest.mark.parametrize(("script", "gpus"), [
-    ('export CUDA_VISIBLE_DEVICES=4,5,6\nIFS=\',\' read -ra DEVS <<< "$CUDA_VISIBLE_DEVICES"\n'
-     'torchrun --nproc_per_node=${#DEVS[@]} worker.py\n', 3),
+    (('export CUDA_VISIBLE_DEVICES=4,5,6\nIFS=\',\' read -ra DEVS <<< "$CUDA_VISIBLE_DEVICES"\n'
+      'torchrun --nproc_per_node=${#DEVS[@]} worker.py\n'), 3),
     ('read -r HOSTS EACH <<< "3 2"\ntorchrun --nnodes $HOSTS --nproc_per_node $EACH worker.py\n', 6),
-    ('LIST="${CUDA_VISIBLE_DEVICES:-0,1,2,3,4}"\nIFS=, read -r -a IDS <<< "$LIST"\n'
-     'torchrun --nproc_per_node ${#IDS[@]} worker.py\n', 5),
+    (('LIST="${CUDA_VISIBLE_DEVICES:-0,1,2,3,4}"\nIFS=, read -r -a IDS <<< "$LIST"\n'
+      'torchrun --nproc_per_node ${#IDS[@]} worker.py\n'), 5),
 ])
 def test_a_here_string_read_fills_the_variables_the_launch_uses(tmp_path: Path, script: str, gpus: int):
     wd = make_job(tmp_path, {"worker.py": ENTRY, "go.sh": script})

@@ -29,7 +29,7 @@ from schedmate.codeprof.shell.state import (
     _Return,
     _State,
 )
-from schedmate.codeprof.shell.values import MARK, unknown
+from schedmate.codeprof.shell.values import MARK
 
 
 class BuiltinsMixin:
