@@ -22,6 +22,7 @@ from schedmate.codeprof.shell.state import (
     _SCRIPT_SUFFIXES,
     _SHELLS,
     _WRAPPERS,
+    BATCH_SUBMITTERS,
     MAX_DEPTH,
     Var,
     _Break,
@@ -204,6 +205,14 @@ class BuiltinsMixin:
                 rel = self._script_path(argv[k], st)
                 if rel is not None:
                     return rel, argv[k + 1:], argv[:k]
+            return None
+        if prog in BATCH_SUBMITTERS:
+            # PBS/Torque `qsub [options] job.pbs`, LSF `bsub [options] job.lsf`: the batch script runs once on the
+            # first node of the allocation, as a plain script (its #PBS/#BSUB lines are comments to the shell); the
+            # launcher inside it (mpirun, torchrun) starts the processes
+            for k in range(len(argv) - 1, 0, -1):
+                if not argv[k].startswith("-") and (rel := self._script_path(argv[k], st)) is not None:
+                    return rel, argv[k + 1:], []
             return None
         if argv[0].endswith(_SCRIPT_SUFFIXES):
             rel = self._script_path(argv[0], st)
