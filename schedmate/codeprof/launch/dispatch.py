@@ -7,16 +7,26 @@ import re
 from pathlib import PurePosixPath
 
 # the families register themselves on import
-from schedmate.codeprof.launch import accelerate, clis, deepspeed, mpi, python, slurm, torchrun, wrappers  # noqa: F401
+from schedmate.codeprof.launch import (  # noqa: F401
+    accelerate,
+    clis,
+    deepspeed,
+    mpi,
+    python,
+    slurm,
+    torchrun,
+    torchx,
+    wrappers,
+)
 from schedmate.codeprof.launch.clis import CONVENTIONS
 from schedmate.codeprof.launch.context import FAMILIES, Ctx
 from schedmate.codeprof.launch.model import PYTHONS, Launch, LaunchError, combine
-from schedmate.codeprof.launch.wrappers import kaldi_inner
+from schedmate.codeprof.launch.wrappers import PROJECT_RUNNERS, kaldi_inner
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.shell import Exec, interpret_command, readable
 
 _DISTRIBUTED = {"torchrun", "deepspeed", "accelerate", "srun", "mpirun", "mpiexec", "horovodrun", "colossalai",
-                "composer", "paddle.distributed.launch"}
+                "composer", "paddle.distributed.launch", "torchx"}
 _TRAIN = re.compile(r"train|pretrain|finetune|fine_tune|sft|dpo|ppo|grpo|rlhf|run_clm|run_mlm|run_glue|run_qa"
                     r"|run_summ|run_transl|run_speech|run_image|learn|fit", re.IGNORECASE)
 _NOT_TRAIN = re.compile(r"eval|test|infer|predict|preprocess|prepare|convert|download|export|merge|generat"
@@ -65,9 +75,11 @@ def _target(ex: Exec) -> tuple[str, bool] | None:
 
 def _after_launcher(before: list[str], names: list[str]) -> bool:
     """Do these words start a distributed launcher (`torchrun`, `deepspeed`, `accelerate launch`,
-    `python -m torch.distributed.run`) whose own `-m` option follows?"""
+    `python -m torch.distributed.run`) or a project runner (`uv run -m pkg.train`) whose own `-m` option
+    follows?"""
     return any(n in _DISTRIBUTED for n in names) or any(
-        t.startswith(("torch.distributed", "accelerate", "deepspeed")) for t in before)
+        t.startswith(("torch.distributed", "accelerate", "deepspeed")) for t in before) or any(
+        n in PROJECT_RUNNERS and names[j + 1:j + 2] == ["run"] for j, n in enumerate(names))
 
 
 def _rank(ex: Exec, wd: Workdir) -> tuple[int, ...] | None:

@@ -62,10 +62,14 @@ def entry(ctx: Ctx, script: str | None, args: list[str], module: str | None = No
         L.module = module
         cand = module.replace(".", "/")
         for p in (f"{cand}.py", f"{cand}/__main__.py"):
-            for base in (L.base, ""):
+            # the package at the root, or under `src/` (the src layout setuptools, hatch, flit and uv find by
+            # default): an installed console script or `python -m pkg.mod` runs that file
+            for base in (L.base, "", "src"):
                 r = ctx.wd.rel(p, base)
                 if r and ctx.wd.exists(r):
                     L.script = r
+                    if base == "src":
+                        L.notes.append(f"module {module}: {r} (src layout)")
                     break
             if L.script:
                 break

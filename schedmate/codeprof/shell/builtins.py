@@ -22,6 +22,7 @@ from schedmate.codeprof.shell.state import (
     _SCRIPT_SUFFIXES,
     _SHELLS,
     _WRAPPERS,
+    BATCH_SUBMITTERS,
     MAX_DEPTH,
     Var,
     _Break,
@@ -74,6 +75,8 @@ class BuiltinsMixin:
                         if old is not None and not old.exported:
                             st.put(n, Var(old.value, old.array, old.where, True))
             return True
+        if prog == "read":
+            return self._read(argv, st, node, prefix_env)
         if prog == "unset":
             for n in argv[1:]:
                 if not n.startswith("-"):
@@ -203,6 +206,14 @@ class BuiltinsMixin:
                 if rel is not None:
                     return rel, argv[k + 1:], argv[:k]
             return None
+        if prog in BATCH_SUBMITTERS:
+            # PBS/Torque `qsub [options] job.pbs`, LSF `bsub [options] job.lsf`: the batch script runs once on the
+            # first node of the allocation, as a plain script (its #PBS/#BSUB lines are comments to the shell); the
+            # launcher inside it (mpirun, torchrun) starts the processes
+            for k in range(len(argv) - 1, 0, -1):
+                if not argv[k].startswith("-") and (rel := self._script_path(argv[k], st)) is not None:
+                    return rel, argv[k + 1:], []
+            return None
         if argv[0].endswith(_SCRIPT_SUFFIXES):
             rel = self._script_path(argv[0], st)
             if rel is not None:
@@ -266,3 +277,44 @@ class BuiltinsMixin:
             return _TestExpr(words, self, st, double).run()
         except (IndexError, ValueError):
             return None
+
+    def _read(self, argv: list[str], st: _State, node: Simple, prefix_env: dict[str, tuple[str, set[str]]]) -> bool:
+        """`IFS=, read -ra ARR <<< "$CUDA_VISIBLE_DEVICES"` and `read -r A B <<< "x y"`: the here-string split on
+        IFS into the named variables (an array with -a). Input from anywhere else is unknown to us: the named
+        variables become unknown, never empty."""
+        array, names, k = None, [], 1
+        while k < len(argv):
+            t = argv[k]
+            if t.startswith("-") and len(t) > 1 and not names:
+                if "a" in t[1:]:
+                    array = argv[k + 1] if t.endswith("a") and k + 1 < len(argv) else None
+                    k += 2 if t.endswith("a") else 1
+                    continue
+                k += 2 if t[-1] in "dnNpt u" else 1
+                continue
+            names.append(t)
+            k += 1
+        targets = [array] if array else names or ["REPLY"]
+        where = (st.where(node.line),)
+        here = next((r for r in node.redirects if r.op == "<<<" and r.target is not None), None)
+        text = " ".join(self._expand(here.target, st, split=False)[0]) if here is not None else None
+        if text is None or MARK in text:
+            for n in targets:
+                st.put(n, Var(unknown(n), None, where))
+            return True
+        ifs = prefix_env["IFS"][0] if "IFS" in prefix_env else (st.find("IFS").value if st.find("IFS") else None)
+        ifs = " \t\n" if ifs is None else ifs
+        seps = "[" + re.escape(ifs) + "]+" if ifs.strip() == "" else "[" + re.escape(ifs) + "]"
+        fields = [f for f in re.split(seps, text.strip(" \t\n"))] if ifs else [text]
+        if fields and fields[-1] == "" and ifs.strip():
+            fields.pop()  # a trailing separator ends the last field, it starts no empty one
+        if array:
+            st.put(array, Var(None, fields, where))
+            return True
+        for j, n in enumerate(targets):
+            if j == len(targets) - 1:
+                rest = fields[j:]
+                st.put(n, Var((ifs[0] if ifs else " ").join(rest) if rest else "", None, where))
+            else:
+                st.put(n, Var(fields[j] if j < len(fields) else "", None, where))
+        return True

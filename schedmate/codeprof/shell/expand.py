@@ -311,7 +311,8 @@ def _braced(body: str, lk: Lookup) -> str | list[str]:
         ref = body[1:]
         v = _value_of(ref, lk)
         if isinstance(v, list):
-            return str(len(v))
+            # `${#A[@]}` of a variable whose whole value is unknown (an array read from input we cannot see)
+            return unknown(ref.split("[")[0]) if len(v) == 1 and is_unknown(v[0]) and "[" in ref else str(len(v))
         if v is None:
             return "0"
         return unknown(ref) if is_unknown(v) else str(len(v))

@@ -54,7 +54,9 @@ from schedmate.codeprof.shell.state import (
     _ASSIGN,
     _QUERY,
     _UTILITIES,
+    BATCH_SUBMITTERS,
     MAX_STEPS,
+    RUNNER_UTILITIES,
     Exec,
     FileAccess,
     ShellRun,
@@ -291,8 +293,14 @@ class Interpreter(BuiltinsMixin, CompoundMixin):
             got = run_pipeline(shlex.join(argv), self._lookup(st).read or (lambda _p: None))
             if got is not None:
                 return got[1]
-        if prog in _UTILITIES:
+        if prog in _UTILITIES and not (prog in RUNNER_UTILITIES and argv[1:2] == ["run"]):
             return False if prog == "false" else (None if prog in _QUERY else True)
+        stdin = next((r for r in node.redirects if r.op == "<" and r.target), None)
+        if prog in BATCH_SUBMITTERS and stdin is not None and stdin.target is not None:  # `bsub < job.lsf`
+            rel = self._script_path(" ".join(self._expand(stdin.target, st, split=False)[0]), st)
+            if rel is not None:
+                self._descend(rel, [], st, [], prefix_env, sbatch=False)
+                return True
         nested = self._nested_script(argv, st)
         env = self._exported(st)
         env.update({k2: v for k2, (v, _) in prefix_env.items()})

@@ -82,6 +82,13 @@ def _slurm_env(st: _State) -> None:
     elif gres:
         m = re.search(r"gpu(?::[\w.-]+)?:(\d+)", gres[0])
         n_gpu = (m.group(1), gres[1]) if m else None
+    elif (total := val("gpus")) and nodes and nodes[0] == "1":
+        # `--gpus=N` counts the job's GPUs; on one node they are all that node's
+        m = re.search(r"(\d+)$", total[0])
+        n_gpu = (m.group(1), total[1]) if m else None
+    elif (gpt := val("gpus_per_task")) and tpn and tpn[0].isdigit():
+        m = re.search(r"(\d+)$", gpt[0])
+        n_gpu = (str(int(m.group(1)) * int(tpn[0])), gpt[1]) if m else None
     if n_gpu:
         put("SLURM_GPUS_ON_NODE", *n_gpu)
         put("SLURM_GPUS_PER_NODE", *n_gpu)

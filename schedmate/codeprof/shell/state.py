@@ -41,7 +41,12 @@ _UTILITIES = {
 
 
 _WRAPPERS = {"srun", "mpirun", "mpiexec", "horovodrun", "nohup", "time", "exec", "env", "numactl", "taskset",
-             "timeout", "stdbuf", "nice", "ionice", "unbuffer", "singularity", "apptainer", "xvfb-run", "chrt"}
+             "timeout", "stdbuf", "nice", "ionice", "unbuffer", "singularity", "apptainer", "xvfb-run", "chrt",
+             "uv", "poetry", "pipenv", "pdm", "rye", "pixi", "hatch", "conda", "mamba", "micromamba", "ray"}
+# batch systems other than Slurm whose submit command runs a job script: PBS/Torque and LSF
+BATCH_SUBMITTERS = {"qsub", "bsub"}
+# environment managers that are set-up utilities (`conda activate x`) except as `conda run -n x cmd ...`
+RUNNER_UTILITIES = {"conda", "mamba"}
 
 
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}

@@ -8,6 +8,7 @@ from typing import Any
 from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
+from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
 from schedmate.codeprof.static.names import (
     ACCUM,
     EPOCHS,
@@ -43,7 +44,7 @@ _LOOKALIKE = re.compile(r"eval|valid|(^|[._])val([._]|$)|test|infer|predict|warm
 _LOOKALIKE_HELP = re.compile(r"generat|sampl|inferenc|evaluat|validat|\btest", re.IGNORECASE)
 
 
-class BatchMixin:
+class BatchMixin(BatchUnitsMixin):
     """Batch sizes, accumulation, sequence length, steps/epochs and precision."""
 
     def _first(
@@ -194,7 +195,7 @@ class BatchMixin:
                     # JAX pipelines and TF strategies / estimators take the global batch and split it
                     r.put("global_batch_size", to_int(g[0]), g[1], note=f"{fw}: the batch is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
-            micro = self._first(MICRO) or self._fuzzy("micro")
+            micro = self._first(MICRO) or self._fuzzy("micro") or per_rank_micro(r.params)
             split = self._divided_by_world() or self._help_says_total(micro)
             applied = next((pv for _, pv in r.params.items() if split is not None and split in pv.where
                             and pv.layer >= RUNTIME and to_int(pv.value)), None)
@@ -234,6 +235,7 @@ class BatchMixin:
         r = self.r
         R = self._resolver
         fw = r.val("framework")
+        self._batches_in_other_units()
         # micro batch --------------------------------------------------------------------
         micro = None
         if self._ds_value("train_micro_batch_size_per_gpu"):
@@ -268,7 +270,7 @@ class BatchMixin:
         if accum is None and self.r.launch and self.r.launch.get("grad_accum"):
             accum = (self.r.launch.get("grad_accum"), self.r.launch.settings["grad_accum"].where)
         if accum is None:
-            accum = self._first(ACCUM)
+            accum = self._first(ACCUM) or accumulation_by_name(r.params)
         if accum is not None and to_int(accum[0]) is not None:
             r.put("grad_accum_steps", max(1, to_int(accum[0])), accum[1])  # 0 (Swin-style) accumulates nothing
         gb = self._ds_value("train_batch_size") or self._first(GLOBAL) or self._split_setting()
@@ -307,6 +309,7 @@ class BatchMixin:
                             break
         if seq is not None and to_int(seq[0]):
             r.put("seq_len", to_int(seq[0]), seq[1])
+            self._batches_in_tokens()
         # duration ------------------------------------------------------------------------------
         steps = None
         fast = self.lightning.get("fast_dev_run")

@@ -90,6 +90,8 @@ class DevicesMixin:
         """A function of the job that starts the processes (`mp.start_processes(..., nprocs=<its parameter>)`),
         called with the GPU count: the argument bound to that parameter at the call is the processes per
         node, and a `num_machines`/`num_nodes` parameter the nodes."""
+        if (ray := self._ray_scaling()) is not None:
+            return ray, None
         defs = {f["name"]: (rel, f) for rel, s in self.r.py.items() for f in s["functions"] if f.get("params")}
         for rel, c in self.calls:
             tail = c["func"].rsplit(".", 1)[-1]
@@ -120,6 +122,28 @@ class DevicesMixin:
                     continue
                 node_param = next((p for p in params if p in {"num_machines", "num_nodes", "nnodes"}), None)
                 return per_node, (self._bound_count(c, params, node_param, where) if node_param else None)
+        return None
+
+    def _ray_scaling(self) -> Setting | None:
+        """Ray Train's `ScalingConfig(num_workers=N, use_gpu=True)`: N worker processes of one GPU each. Workers of
+        several GPUs (`resources_per_worker={"GPU": 2}`: a process is no longer a GPU), fractional GPUs or a
+        CPU-only scaling decide nothing here (the first two leave the count open)."""
+        for rel, c in self._find_calls("ScalingConfig"):
+            kw = c["kwargs"]
+            if "num_workers" not in kw or self._active(c) is False:
+                continue
+            ok_g, gpu, _ = self._resolver.eval(kw.get("use_gpu", "False"))
+            ok, n, ev = self._resolver.eval(kw["num_workers"])
+            if not (ok_g and gpu is True and ok and isinstance(n, int) and not isinstance(n, bool) and n > 0):
+                continue
+            per: Any = 1
+            if "resources_per_worker" in kw:
+                ok_r, res, ev_r = self._resolver.eval(kw["resources_per_worker"])
+                per = res.get("GPU", 1) if ok_r and isinstance(res, dict) else None
+                ev = [*ev, *ev_r]
+            if isinstance(per, (int, float)) and not isinstance(per, bool) and per == 1:
+                return Setting(n, [f"{rel}:{c['line']}", *ev])
+            return Setting(None, [f"{rel}:{c['line']}"])  # GPUs per process other than one: left open
         return None
 
     def _process_loop(self, rel: str, fdef: dict[str, Any], call: dict[str, Any], params: list[str]

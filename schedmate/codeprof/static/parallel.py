@@ -16,6 +16,12 @@ from schedmate.codeprof.static.names import (
     TP,
 )
 
+# Colossal-AI's config convention (also InternLM/InternEvo): `parallel = dict(pipeline=2, tensor=dict(size=4,
+# mode="1d"))`, a degree or a dict with its size; every tensor mode (1d/2d/2.5d/3d, and InternEvo's
+# sequence-parallel msp/fsp/isp) takes `size` GPUs out of the data-parallel width.
+NESTED_TP = ("parallel.tensor.size", "parallel.tensor")
+NESTED_PP = ("parallel.pipeline.size", "parallel.pipeline")
+
 
 class ParallelMixin:
     """Tensor/pipeline/expert/context/data parallel degrees."""
@@ -24,8 +30,8 @@ class ParallelMixin:
         r, P, L = self.r, self.r.params, self.r.launch
         assert L is not None
         for fname, names in (
-            ("parallelism.tensor", TP),
-            ("parallelism.pipeline", PP),
+            ("parallelism.tensor", TP + NESTED_TP),
+            ("parallelism.pipeline", PP + NESTED_PP),
             ("parallelism.expert", EP),
             ("parallelism.context", CP),
         ):
