@@ -112,6 +112,10 @@ class SimulatorCore:
         """Whether idle passes may be skipped in this replay (set when it starts)."""
         self._idle: tuple | None = None
         """What the last pass that did nothing proved (see `SchedulingPasses._schedule`)."""
+        self._idle_after_preemption = False
+        """Whether `_idle` was proved by a pass that preempted (`SchedulingPasses._settled_after`)."""
+        self.passes_skipped_after_preemption = 0
+        """Skipped passes (in `passes_skipped`) that were owed after a preemption."""
         self.passes_skipped = 0
         """Passes counted in `passes` that were skipped as idle (they would have walked the queue in vain)."""
         self.ended = 0

@@ -26,6 +26,8 @@ class SchedulingPasses(JobTransitions):
             if self._idle_holds(idle, t):
                 self.passes += 1
                 self.passes_skipped += 1
+                if self._idle_after_preemption:
+                    self.passes_skipped_after_preemption += 1
                 self._arrived_min = 1 << 30
                 self._record(t)
                 return
@@ -97,6 +99,20 @@ class SchedulingPasses(JobTransitions):
             head_class = sched.order.preemption_class(self.jobs.live[head[1]], self.now)
         self._idle = (self._changes, head, floor, until, head_class)
 
+    def _settled_after(self, preemptor: tuple | None, upgrade: bool) -> bool:
+        """After a pass that preempted: may it still prove itself idle (`_note_idle`)? Yes when every job still
+        waiting comes after the entry of the last job that preempted (`preemptor`; victims re-enter the queue
+        behind it, their class being worse). The walk went on from that entry over everything behind it, and
+        from then on GPUs only got fewer (jobs only started), so each of those jobs was tried, skipped as too
+        big or searched for victims on free GPUs that were, node by node, at least those at the pass's end:
+        what a pass that preempted nothing proves of every waiting job. (Jobs before that entry were tried on
+        GPUs the preemption may have added to, which is why none may be left waiting.) The pass owed after
+        the preemption is then skipped like any idle pass."""
+        if upgrade or preemptor is None or not self._skip_idle:
+            return False
+        waiting = self.waiting
+        return not waiting or waiting[0] > preemptor
+
     def idle_skipping_allowed(self) -> bool:
         """Whether this replay may skip idle passes (see `_note_idle`); the event loop asks once."""
         sched = self.scheduler
@@ -125,6 +141,7 @@ class SchedulingPasses(JobTransitions):
     def _pass(self, t: float) -> None:
         self.passes += 1
         preempted = False  # GPUs only got fewer during this pass while no job was preempted
+        last_preemptor = None  # the queue entry of the job the last preemption started
         self._arrived_min = 1 << 30
         blocked = False  # the walk ended at a blocked head without a reservation
         until = math.inf  # the failed preemption search holds until then
@@ -216,6 +233,7 @@ class SchedulingPasses(JobTransitions):
                 if found is not None:
                     victims, where = found
                     preempted = True
+                    last_preemptor = entry
                     for v in victims:
                         self.preempt(v, t)
                     self.start(js, where, t)
@@ -235,7 +253,9 @@ class SchedulingPasses(JobTransitions):
                 if reservation is None:
                     blocked = True
                     break
-        if not preempted and reservation is None:
+        if reservation is None and (not preempted or self._settled_after(last_preemptor, upgrade)):
+            self._arrived_min = 1 << 30  # the victims queued during the pass were walked after their preemptor
+            self._idle_after_preemption = preempted
             self._note_idle(blocked, searched, smallest_misfit, until)
         self._record(t)
 
