@@ -160,7 +160,7 @@ class SchedulingPasses(JobTransitions):
         smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
         monotone = placement.monotone
         backfill_budget = self.scheduler.backfill_depth
-        scan = QueueScan(self.queue_by_gpus, self.waiting)
+        scan = QueueScan(self.queue_by_gpus, self.waiting, jobs.live)
         # a job too big for what is left is only skipped (with its whole demand) when no preemption, no
         # blocking head and no placement note is at stake: the scan can then skip such demands itself
         skip_hopeless = not order.blocking and note_unplaced is None
