@@ -57,6 +57,17 @@ class JobTransitions(SimulatorCore):
         nxt = self.scheduler.order.next_key_change(js, t)
         if nxt is not None and nxt > t and math.isfinite(nxt):
             self.push(nxt, KEY_CHANGE, js.idx, js.key_version)
+        if js.class_entry is not None:
+            # The class just computed holds until the announced change (the order's contract; the re-key
+            # at that time runs before any pass at it). Trust it only up to a margin before then, far wider
+            # than the rounding of the order's own arithmetic (Tiresias: service in GPU-seconds against a
+            # threshold, errors of nanoseconds), so that reading it and computing it never differ.
+            if nxt is None or nxt == math.inf:
+                js.class_until = math.inf
+            elif nxt > t:
+                js.class_until = nxt - 1e-6 * (1.0 + abs(nxt))
+            else:
+                js.class_until = -math.inf
 
     def queue_by_gpus(self) -> dict[int, SortedList]:
         """`waiting_by_gpus`, built from the queue the first time it is asked for."""
