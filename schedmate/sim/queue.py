@@ -23,7 +23,8 @@ class QueueScan:
 
     `limit`, when set, drops every demand above it as the walk reaches it (what the pass does with a
     demand that no longer fits, when nothing else is to be done with its jobs), so that the walk does
-    not hand those entries out one demand at a time."""
+    not hand those entries out one demand at a time. It never rises during a walk (a pass sets it from the
+    free GPUs and its smallest misfit once it can no longer preempt, and both only shrink from then on)."""
 
     __slots__ = ("after", "by_gpus", "dropped", "first", "heap", "limit", "live", "source", "waiting")
 
