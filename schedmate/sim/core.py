@@ -120,6 +120,12 @@ class SimulatorCore:
         """Whether idle passes may be skipped in this replay (set when it starts)."""
         self._idle: tuple | None = None
         """What the last pass that did nothing proved (see `SchedulingPasses._schedule`)."""
+        self._arrivals_only = False
+        """Whether a pass after arrivals alone may try just the new jobs (`SchedulingPasses._try_newly_queued`)."""
+        self._queued_since: list[tuple] = []
+        """Queue entries added since the last pass (arrivals, re-queued jobs)."""
+        self.passes_incremental = 0
+        """Passes (in `passes`, not skipped) that tried only the jobs queued since the pass before."""
         self._idle_after_preemption = False
         """Whether `_idle` was proved by a pass that preempted (`SchedulingPasses._settled_after`)."""
         self.passes_skipped_after_preemption = 0

@@ -70,6 +70,9 @@ class Simulator(SchedulingPasses):
         sched.placement.reset(self.config.seed)
         self.annotator.reset(self.config.seed)
         self._skip_idle = self.idle_skipping_allowed()
+        pre = sched.preemption
+        self._arrivals_only = (self._skip_idle and not sched.order.blocking
+                               and (pre is None or not (sched.order.preemptive or pre.any_order)))
         submit = self.table.submit_time
         total = len(self.jobs)
         if sched.tick_s and total:

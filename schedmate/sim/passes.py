@@ -29,7 +29,10 @@ class SchedulingPasses(JobTransitions):
                 if self._idle_after_preemption:
                     self.passes_skipped_after_preemption += 1
                 self._arrived_min = 1 << 30
+                self._queued_since.clear()
                 self._record(t)
+                return
+            if self._arrivals_only and self._try_newly_queued(idle, t):
                 return
             self._idle = None
         self._pass(t)
@@ -67,6 +70,46 @@ class SchedulingPasses(JobTransitions):
             return False
         waiting = self.waiting
         return (waiting[0] if waiting else None) is head
+
+    def _try_newly_queued(self, idle: tuple, t: float) -> bool:
+        """A pass that tries only the jobs queued since the last pass, when that pass proved every other
+        waiting job unplaceable and nothing but arrivals happened since (`_idle_holds` but for the arrivals;
+        only for non-blocking orders without preemption, `_arrivals_only`). A full walk would give the same
+        starts: in key order it tries old jobs, which fail again on these free GPUs (the placement is
+        stateless, and GPUs only get fewer as the walk starts jobs), and the new ones in between, each
+        either provably failing (too big for the free GPUs, or at least the proof's `floor`: then the walk
+        skips or tries it in vain) or tried on the same free GPUs as here. The proof it leaves is a valid
+        one for the next pass (the old jobs' `floor`, lowered by the free GPUs left and, the placement being
+        monotone, by the smallest new job that failed), if not always the one a full walk would leave."""
+        changes, _, floor, until, head_class = idle
+        if changes != self._changes or t >= until:
+            return False
+        self.passes += 1
+        self.passes_incremental += 1
+        self._arrived_min = 1 << 30
+        cluster = self.cluster
+        placement = self.scheduler.placement
+        monotone = placement.monotone
+        live = self.jobs.live
+        queued = sorted(self._queued_since)  # still waiting, with these entries: nothing left the queue
+        self._queued_since.clear()
+        for entry in queued:
+            js = live[entry[1]]
+            g = js.num_gpus
+            if g >= floor or g > cluster.total_free:
+                continue
+            decision = placement.place(js, cluster, t)
+            if isinstance(decision, tuple):
+                self.start(js, decision, t)
+            elif monotone:
+                floor = g  # g < floor here: no job this big or bigger fits any more
+        if cluster.total_free < floor:
+            floor = cluster.total_free + 1
+        waiting = self.waiting
+        self._idle = (self._changes, waiting[0] if waiting else None, floor, until, head_class)
+        self._idle_after_preemption = False
+        self._record(t)
+        return True
 
     def _note_idle(self, blocked: bool, searched: tuple | None, smallest_misfit: int, until: float) -> None:
         """Keep what a pass that preempted nothing proved, for `_idle_holds` (only where skipping is allowed:
@@ -140,6 +183,7 @@ class SchedulingPasses(JobTransitions):
 
     def _pass(self, t: float) -> None:
         self.passes += 1
+        self._queued_since.clear()
         preempted = False  # GPUs only got fewer during this pass while no job was preempted
         last_preemptor = None  # the queue entry of the job the last preemption started
         self._arrived_min = 1 << 30

@@ -40,6 +40,8 @@ class JobTransitions(SimulatorCore):
         entry = (key, js.idx)
         js.queue_entry = entry
         self.waiting.add(entry)
+        if self._arrivals_only:
+            self._queued_since.append(entry)
         g = js.num_gpus
         if g < self._arrived_min:
             self._arrived_min = g
