@@ -74,15 +74,26 @@ class SchedulingPasses(JobTransitions):
     def _try_newly_queued(self, idle: tuple, t: float) -> bool:
         """A pass that tries only the jobs queued since the last pass, when that pass proved every other
         waiting job unplaceable and nothing but arrivals happened since (`_idle_holds` but for the arrivals;
-        only for non-blocking orders without preemption, `_arrivals_only`). A full walk would give the same
+        only for non-blocking orders, `_arrivals_only`). A full walk would give the same
         starts: in key order it tries old jobs, which fail again on these free GPUs (the placement is
         stateless, and GPUs only get fewer as the walk starts jobs), and the new ones in between, each
         either provably failing (too big for the free GPUs, or at least the proof's `floor`: then the walk
         skips or tries it in vain) or tried on the same free GPUs as here. The proof it leaves is a valid
         one for the next pass (the old jobs' `floor`, lowered by the free GPUs left and, the placement being
-        monotone, by the smallest new job that failed), if not always the one a full walk would leave."""
-        changes, _, floor, until, head_class = idle
+        monotone, by the smallest new job that failed), if not always the one a full walk would leave.
+
+        With preemption by class, only when every new job comes after the proof's head: a full walk then
+        begins with the head, which fails to be placed and to find victims as before (the proof's `until`,
+        lowered for the jobs started here as a pass lowers it), and no job after a failed search searches."""
+        changes, head, floor, until, head_class = idle
         if changes != self._changes or t >= until:
+            return False
+        preemption = self.scheduler.preemption
+        preemptive = preemption is not None and self.scheduler.order.preemptive
+        queued = sorted(self._queued_since)  # still waiting, with these entries: nothing left the queue
+        if preemptive and (head is None or (queued and queued[0] < head)):
+            # With preemption a full walk starts at the head, whose search fails again (the proof's `until`),
+            # and no job after it searches: the same as here only while the head is the same job.
             return False
         self.passes += 1
         self.passes_incremental += 1
@@ -91,7 +102,6 @@ class SchedulingPasses(JobTransitions):
         placement = self.scheduler.placement
         monotone = placement.monotone
         live = self.jobs.live
-        queued = sorted(self._queued_since)  # still waiting, with these entries: nothing left the queue
         self._queued_since.clear()
         for entry in queued:
             js = live[entry[1]]
@@ -101,6 +111,9 @@ class SchedulingPasses(JobTransitions):
             decision = placement.place(js, cluster, t)
             if isinstance(decision, tuple):
                 self.start(js, decision, t)
+                if preemptive:  # the head's failed search did not see this job run (as in `_pass`)
+                    ready = preemption.ineligible_until(js, t)
+                    until = ready if t < ready < until else (until if ready > t else -math.inf)
             elif monotone:
                 floor = g  # g < floor here: no job this big or bigger fits any more
         if cluster.total_free < floor:

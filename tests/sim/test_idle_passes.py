@@ -53,10 +53,12 @@ def test_the_pass_owed_after_a_preemption_is_skipped_only_when_it_changes_no_job
         assert np.array_equal(getattr(fast.sim.timeseries, series), getattr(slow.sim.timeseries, series))
 
 
-@pytest.mark.parametrize("policy,annotator", [("sjf", "none"), ("sjf", "oracle"), ("qssf", "oracle")])
+@pytest.mark.parametrize("policy,annotator", [("sjf", "none"), ("sjf", "oracle"), ("qssf", "oracle"),
+                                               ("tiresias", "none"), ("srtf", "oracle")])
 def test_a_pass_after_arrivals_alone_that_tries_only_the_new_jobs_changes_no_job_outcome(policy, annotator):
-    """Non-blocking orders without preemption on a queued 128-GPU cluster: after a pass that proved every
-    waiting job unplaceable, a pass owed to arrivals alone tries only the new jobs. The replay that does so
+    """Non-blocking orders on a queued 128-GPU cluster: after a pass that proved every waiting job
+    unplaceable, a pass owed to arrivals alone tries only the new jobs (with preemption, only while they all
+    come after the head whose victim search failed). The replay that does so
     gives every job the same outcome, and records the same queue over time, as the replay that walks the
     whole queue on every pass."""
     table = load_trace("synth:helios:3000:3").table
