@@ -10,7 +10,9 @@ Each run is a separate process so that peak RSS (ru_maxrss) belongs to that run 
 of the whole process (imports, generation, replay) and `peak_rss_mb` its peak resident memory. CPU time
 is the steadier figure when other work shares the machine.
 
-`passes` counts scheduling passes, `passes_skipped` those of them the engine proved idle and skipped.
+`passes` counts scheduling passes, `passes_skipped` those of them the engine proved idle and skipped
+(`passes_skipped_after_preemption` of those, the passes owed after a preemption), `passes_incremental` those
+that tried only the jobs queued since the pass before (arrivals after an idle pass, non-blocking orders).
 
 `--code DIR` runs the same benchmark with the code of another checkout (its own `eval/bench_replay.py
 --one`), e.g. the engine before a change; rows are labelled with that checkout's commit.
@@ -54,7 +56,9 @@ def one(trace: str, policy: str, cluster: str, network: str, compress: float) ->
             "events": s.events, "events_per_s": round(s.events_per_s), "peak_rss_mb": round(usage.ru_maxrss / 1024),
             "avg_jct_s": round(s.avg_jct_s), "avg_queue_s": round(s.avg_queue_s),
             "gpu_utilization": round(s.gpu_utilization, 3), "preemptions": s.preemptions,
-            "passes": r.sim.passes, "passes_skipped": getattr(r.sim, "passes_skipped", None)}
+            "passes": r.sim.passes, "passes_skipped": getattr(r.sim, "passes_skipped", None),
+            "passes_skipped_after_preemption": getattr(r.sim, "passes_skipped_after_preemption", None),
+            "passes_incremental": getattr(r.sim, "passes_incremental", None)}
 
 
 def commit_of(code: Path) -> str:

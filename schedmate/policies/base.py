@@ -45,6 +45,11 @@ class QueueOrder(ABC):
     def key(self, js: JobState, now: float) -> tuple[float, ...]:
         """Sort key of a waiting job; must only change at times announced by `next_key_change`."""
 
+    stable_classes: bool = False
+    """A running job's `preemption_class` is the very same float from one announced key change to the next
+    (e.g. a Tiresias level), not only about the same (SRTF's `now + remaining` moves in the last bits): the
+    engine's cached class (`JobState.class_entry`, before `JobState.class_until`) may then stand for it."""
+
     def preemption_class(self, js: JobState, now: float) -> float:
         """Lower is more important. A waiting job may preempt running jobs of a strictly higher class.
 

@@ -97,6 +97,7 @@ class Tiresias(QueueOrder):
 
     name = "tiresias"
     preemptive = True
+    stable_classes = True  # levels are whole numbers that move only when service crosses a threshold
 
     def __init__(self, thresholds: tuple[float, ...] = (3600.0,), starvation_factor: float = 10.0,
                  starvation_min_s: float = 3600.0) -> None:

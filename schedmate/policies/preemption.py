@@ -64,8 +64,14 @@ class PriorityPreemption(PreemptionPolicy):
         # a placement is GPUs out of `free`: while the free GPUs and the victims' are fewer than the job
         # asks for, no placement can come back, and a stateless one has nothing else to do (not asked)
         short = js.num_gpus - cluster.total_free if placement.stateless else 0
+        stable = order.stable_classes
         for victim in running:
-            if order.preemption_class(victim, now) <= mine:
+            # a stable class the engine computed and holds (`QueueOrder.stable_classes`) is the class now
+            entry = victim.class_entry
+            if stable and entry is not None and now < victim.class_until:
+                if entry[0] <= mine:
+                    break
+            elif order.preemption_class(victim, now) <= mine:
                 break
             if not self.eligible(victim, now):
                 last = victim.last_start if victim.last_start > victim.last_preempted else victim.last_preempted

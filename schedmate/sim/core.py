@@ -19,7 +19,7 @@ import numpy as np
 from sortedcontainers import SortedList
 
 from schedmate.jobtable import JobTable
-from schedmate.policies.base import Scheduler
+from schedmate.policies.base import PlacementPolicy, QueueOrder, Scheduler
 from schedmate.records import Annotation, ClusterSpec, Job
 from schedmate.sim.jobs import JobStates
 from schedmate.sim.network import NetworkModel
@@ -109,9 +109,27 @@ class SimulatorCore:
         self._arrived_min = 1 << 30
         """The smallest GPU demand queued since the last pass."""
         self._skip_idle = False
+        order, placement = scheduler.order, scheduler.placement
+        self._keys_move = type(order).next_key_change is not QueueOrder.next_key_change
+        """Whether the order may announce key changes (else `_announce_key_change` has nothing to ask)."""
+        self._preemptive = order.preemptive
+        """Whether running jobs are kept by class (`running_by_class`)."""
+        self._notes_runs = (type(placement).note_started is not PlacementPolicy.note_started
+                            or type(placement).note_stopped is not PlacementPolicy.note_stopped)
+        """Whether the placement keeps notes of starts and stops (else they are not called)."""
         """Whether idle passes may be skipped in this replay (set when it starts)."""
         self._idle: tuple | None = None
         """What the last pass that did nothing proved (see `SchedulingPasses._schedule`)."""
+        self._arrivals_only = False
+        """Whether a pass after arrivals alone may try just the new jobs (`SchedulingPasses._try_newly_queued`)."""
+        self._queued_since: list[tuple] = []
+        """Queue entries added since the last pass (arrivals, re-queued jobs)."""
+        self.passes_incremental = 0
+        """Passes (in `passes`, not skipped) that tried only the jobs queued since the pass before."""
+        self._idle_after_preemption = False
+        """Whether `_idle` was proved by a pass that preempted (`SchedulingPasses._settled_after`)."""
+        self.passes_skipped_after_preemption = 0
+        """Skipped passes (in `passes_skipped`) that were owed after a preemption."""
         self.passes_skipped = 0
         """Passes counted in `passes` that were skipped as idle (they would have walked the queue in vain)."""
         self.ended = 0

@@ -26,6 +26,7 @@ import heapq
 import math
 from collections.abc import Callable
 
+from schedmate.policies.base import PreemptionPolicy
 from schedmate.sim.core import (
     ARRIVAL,
     FINISH,
@@ -70,6 +71,11 @@ class Simulator(SchedulingPasses):
         sched.placement.reset(self.config.seed)
         self.annotator.reset(self.config.seed)
         self._skip_idle = self.idle_skipping_allowed()
+        # with preemption, the shortcut counts on the head searching on every pass (`wants` always yes)
+        pre = sched.preemption
+        searching = pre is not None and sched.order.preemptive
+        self._arrivals_only = (self._skip_idle and not sched.order.blocking
+                               and (not searching or type(pre).wants is PreemptionPolicy.wants))
         submit = self.table.submit_time
         total = len(self.jobs)
         if sched.tick_s and total:

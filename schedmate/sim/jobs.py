@@ -84,15 +84,22 @@ class Annotations:
         self.template = np.full(n, -1, dtype=np.int8)
         self.made_at = np.zeros(n)
         self.templates: list[tuple[Annotation, tuple]] = []
+        self._last = -1
+        """The template the last annotation kept as a time matched (asked first: runs of jobs share one)."""
 
     def store(self, i: int, job_id: str, ann: Annotation) -> None:
         if ann.job_id == job_id:
             shared = _shared(ann.__dict__)
-            k = next((k for k, (_, t) in enumerate(self.templates) if t == shared), -1)
-            if k < 0 and len(self.templates) < MAX_TEMPLATES:
-                k = len(self.templates)
-                self.templates.append((ann, shared))
+            k = self._last
+            if k < 0 or self.templates[k][1] != shared:
+                # the first template that matches, as the search over all gives (an earlier one that
+                # matched too would have equal shared fields, hence be this one: templates differ)
+                k = next((k for k, (_, t) in enumerate(self.templates) if t == shared), -1)
+                if k < 0 and len(self.templates) < MAX_TEMPLATES:
+                    k = len(self.templates)
+                    self.templates.append((ann, shared))
             if k >= 0:
+                self._last = k
                 self.template[i] = k
                 self.made_at[i] = ann.made_at
                 return

@@ -26,8 +26,13 @@ class SchedulingPasses(JobTransitions):
             if self._idle_holds(idle, t):
                 self.passes += 1
                 self.passes_skipped += 1
+                if self._idle_after_preemption:
+                    self.passes_skipped_after_preemption += 1
                 self._arrived_min = 1 << 30
+                self._queued_since.clear()
                 self._record(t)
+                return
+            if self._arrivals_only and self._try_newly_queued(idle, t):
                 return
             self._idle = None
         self._pass(t)
@@ -66,6 +71,59 @@ class SchedulingPasses(JobTransitions):
         waiting = self.waiting
         return (waiting[0] if waiting else None) is head
 
+    def _try_newly_queued(self, idle: tuple, t: float) -> bool:
+        """A pass that tries only the jobs queued since the last pass, when that pass proved every other
+        waiting job unplaceable and nothing but arrivals happened since (`_idle_holds` but for the arrivals;
+        only for non-blocking orders, `_arrivals_only`). A full walk would give the same
+        starts: in key order it tries old jobs, which fail again on these free GPUs (the placement is
+        stateless, and GPUs only get fewer as the walk starts jobs), and the new ones in between, each
+        either provably failing (too big for the free GPUs, or at least the proof's `floor`: then the walk
+        skips or tries it in vain) or tried on the same free GPUs as here. The proof it leaves is a valid
+        one for the next pass (the old jobs' `floor`, lowered by the free GPUs left and, the placement being
+        monotone, by the smallest new job that failed), if not always the one a full walk would leave.
+
+        With preemption by class, only when every new job comes after the proof's head: a full walk then
+        begins with the head, which fails to be placed and to find victims as before (the proof's `until`,
+        lowered for the jobs started here as a pass lowers it), and no job after a failed search searches."""
+        changes, head, floor, until, head_class = idle
+        if changes != self._changes or t >= until:
+            return False
+        preemption = self.scheduler.preemption
+        preemptive = preemption is not None and self.scheduler.order.preemptive
+        queued = sorted(self._queued_since)  # still waiting, with these entries: nothing left the queue
+        if preemptive and (head is None or (queued and queued[0] < head)):
+            # With preemption a full walk starts at the head, whose search fails again (the proof's `until`),
+            # and no job after it searches: the same as here only while the head is the same job.
+            return False
+        self.passes += 1
+        self.passes_incremental += 1
+        self._arrived_min = 1 << 30
+        cluster = self.cluster
+        placement = self.scheduler.placement
+        monotone = placement.monotone
+        live = self.jobs.live
+        self._queued_since.clear()
+        for entry in queued:
+            js = live[entry[1]]
+            g = js.num_gpus
+            if g >= floor or g > cluster.total_free:
+                continue
+            decision = placement.place(js, cluster, t)
+            if isinstance(decision, tuple):
+                self.start(js, decision, t)
+                if preemptive:  # the head's failed search did not see this job run (as in `_pass`)
+                    ready = preemption.ineligible_until(js, t)
+                    until = ready if t < ready < until else (until if ready > t else -math.inf)
+            elif monotone:
+                floor = g  # g < floor here: no job this big or bigger fits any more
+        if cluster.total_free < floor:
+            floor = cluster.total_free + 1
+        waiting = self.waiting
+        self._idle = (self._changes, waiting[0] if waiting else None, floor, until, head_class)
+        self._idle_after_preemption = False
+        self._record(t)
+        return True
+
     def _note_idle(self, blocked: bool, searched: tuple | None, smallest_misfit: int, until: float) -> None:
         """Keep what a pass that preempted nothing proved, for `_idle_holds` (only where skipping is allowed:
         a `stateless` placement, no migration, no tick hook, preemption that ranks by class). `searched`:
@@ -97,6 +155,20 @@ class SchedulingPasses(JobTransitions):
             head_class = sched.order.preemption_class(self.jobs.live[head[1]], self.now)
         self._idle = (self._changes, head, floor, until, head_class)
 
+    def _settled_after(self, preemptor: tuple | None, upgrade: bool) -> bool:
+        """After a pass that preempted: may it still prove itself idle (`_note_idle`)? Yes when every job still
+        waiting comes after the entry of the last job that preempted (`preemptor`; victims re-enter the queue
+        behind it, their class being worse). The walk went on from that entry over everything behind it, and
+        from then on GPUs only got fewer (jobs only started), so each of those jobs was tried, skipped as too
+        big or searched for victims on free GPUs that were, node by node, at least those at the pass's end:
+        what a pass that preempted nothing proves of every waiting job. (Jobs before that entry were tried on
+        GPUs the preemption may have added to, which is why none may be left waiting.) The pass owed after
+        the preemption is then skipped like any idle pass."""
+        if upgrade or preemptor is None or not self._skip_idle:
+            return False
+        waiting = self.waiting
+        return not waiting or waiting[0] > preemptor
+
     def idle_skipping_allowed(self) -> bool:
         """Whether this replay may skip idle passes (see `_note_idle`); the event loop asks once."""
         sched = self.scheduler
@@ -124,7 +196,9 @@ class SchedulingPasses(JobTransitions):
 
     def _pass(self, t: float) -> None:
         self.passes += 1
+        self._queued_since.clear()
         preempted = False  # GPUs only got fewer during this pass while no job was preempted
+        last_preemptor = None  # the queue entry of the job the last preemption started
         self._arrived_min = 1 << 30
         blocked = False  # the walk ended at a blocked head without a reservation
         until = math.inf  # the failed preemption search holds until then
@@ -143,7 +217,7 @@ class SchedulingPasses(JobTransitions):
         smallest_misfit = 1 << 30  # GPUs of the smallest job that found no room in this pass
         monotone = placement.monotone
         backfill_budget = self.scheduler.backfill_depth
-        scan = QueueScan(self.queue_by_gpus, self.waiting)
+        scan = QueueScan(self.queue_by_gpus, self.waiting, jobs.live)
         # a job too big for what is left is only skipped (with its whole demand) when no preemption, no
         # blocking head and no placement note is at stake: the scan can then skip such demands itself
         skip_hopeless = not order.blocking and note_unplaced is None
@@ -216,6 +290,7 @@ class SchedulingPasses(JobTransitions):
                 if found is not None:
                     victims, where = found
                     preempted = True
+                    last_preemptor = entry
                     for v in victims:
                         self.preempt(v, t)
                     self.start(js, where, t)
@@ -235,7 +310,9 @@ class SchedulingPasses(JobTransitions):
                 if reservation is None:
                     blocked = True
                     break
-        if not preempted and reservation is None:
+        if reservation is None and (not preempted or self._settled_after(last_preemptor, upgrade)):
+            self._arrived_min = 1 << 30  # the victims queued during the pass were walked after their preemptor
+            self._idle_after_preemption = preempted
             self._note_idle(blocked, searched, smallest_misfit, until)
         self._record(t)
 

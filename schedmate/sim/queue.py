@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from sortedcontainers import SortedList
 
@@ -13,20 +14,25 @@ class QueueScan:
     pass can drop every job of a demand that cannot fit any more without visiting them one by one.
     Entries are values, not positions, so starts and re-queues during the walk are safe.
 
-    The merge is set up only when a demand is dropped or a limit is set: until then the walk follows the
-    whole queue (`waiting`), one bisection an entry, which gives the same entries in the same order (the
-    merge of all demands' lists is the queue), and many passes look at the head alone or at a few entries
+    The merge is set up only when the queue's next entry would be left out (its demand dropped or over the
+    limit): until then the walk follows the whole queue (`waiting`), one bisection an entry, which gives the
+    same entries in the same order (the merge of the kept demands' lists is the queue less the entries left
+    out, and none was met yet), and many passes look at the head alone or at a few entries
     after starts (a blocked FIFO head, a preemption that cannot happen). The walk is the same: callers
     restart after re-queueing jobs, and between two entries they only remove the entry just returned.
 
     `limit`, when set, drops every demand above it as the walk reaches it (what the pass does with a
     demand that no longer fits, when nothing else is to be done with its jobs), so that the walk does
-    not hand those entries out one demand at a time."""
+    not hand those entries out one demand at a time. It never rises during a walk (a pass sets it from the
+    free GPUs and its smallest misfit once it can no longer preempt, and both only shrink from then on)."""
 
-    __slots__ = ("after", "by_gpus", "dropped", "first", "heap", "limit", "source", "waiting")
+    __slots__ = ("after", "by_gpus", "dropped", "first", "heap", "limit", "live", "source", "waiting")
 
-    def __init__(self, by_gpus: Callable[[], dict[int, SortedList]], waiting: SortedList) -> None:
+    def __init__(self, by_gpus: Callable[[], dict[int, SortedList]], waiting: SortedList,
+                 live: Sequence[Any]) -> None:
         self.source = by_gpus
+        self.live = live
+        """Job states by index (`entry[1]`), for an entry's GPU demand."""
         self.by_gpus: dict[int, SortedList] = {}
         self.waiting = waiting
         self.dropped: set[int] = set()
@@ -65,14 +71,24 @@ class QueueScan:
         heap = self.heap
         if heap is None:
             after = self.first if self.first is not None else self.after
-            if self.limit is None and not self.dropped:
-                waiting = self.waiting
-                p = 0 if after is None else waiting.bisect_right(after)
-                if p >= len(waiting):
-                    self.heap = []
-                    return None
-                self.first = waiting[p]
-                return self.first
+            # The next entry of the whole queue is the merge's next entry too when its demand is neither
+            # dropped nor over the limit (the merge gives the smallest such entry, and this one is the
+            # smallest of all): follow the queue until an entry would be left out, then merge from there
+            # (a limit is set on most non-blocking passes, yet their first entries often fit).
+            waiting = self.waiting
+            p = 0 if after is None else waiting.bisect_right(after)
+            if p >= len(waiting):
+                self.heap = []
+                return None
+            entry = waiting[p]
+            limit, dropped = self.limit, self.dropped
+            if limit is None and not dropped:
+                self.first = entry
+                return entry
+            g = self.live[entry[1]].num_gpus
+            if (limit is None or g <= limit) and g not in dropped:
+                self.first = entry
+                return entry
             heap = self.heap = self._merge(after)
         dropped, limit = self.dropped, self.limit
         while heap:

@@ -73,6 +73,9 @@ class JobState:
     # the engine's own bookkeeping (None when not in that structure)
     queue_entry: tuple | None = field(default=None, init=False, repr=False)
     class_entry: tuple | None = field(default=None, init=False, repr=False)
+    class_until: float = field(default=float("-inf"), init=False, repr=False)
+    """While running under an order with `stable_classes`: before this time `class_entry[0]` is the job's
+    preemption class (the engine sets it a safe margin before the next announced key change)."""
     end_entry: tuple | None = field(default=None, init=False, repr=False)
     wake_at: float | None = field(default=None, init=False, repr=False)
 

@@ -40,6 +40,8 @@ class JobTransitions(SimulatorCore):
         entry = (key, js.idx)
         js.queue_entry = entry
         self.waiting.add(entry)
+        if self._arrivals_only:
+            self._queued_since.append(entry)
         g = js.num_gpus
         if g < self._arrived_min:
             self._arrived_min = g
@@ -54,9 +56,22 @@ class JobTransitions(SimulatorCore):
 
     def _announce_key_change(self, js: JobState, t: float) -> None:
         js.key_version += 1
+        if not self._keys_move:  # the order keeps the base class's answer: keys never change on their own
+            return
         nxt = self.scheduler.order.next_key_change(js, t)
         if nxt is not None and nxt > t and math.isfinite(nxt):
             self.push(nxt, KEY_CHANGE, js.idx, js.key_version)
+        if js.class_entry is not None:
+            # The class just computed holds until the announced change (the order's contract; the re-key
+            # at that time runs before any pass at it). Trust it only up to a margin before then, far wider
+            # than the rounding of the order's own arithmetic (Tiresias: service in GPU-seconds against a
+            # threshold, errors of nanoseconds), so that reading it and computing it never differ.
+            if nxt is None or nxt == math.inf:
+                js.class_until = math.inf
+            elif nxt > t:
+                js.class_until = nxt - 1e-6 * (1.0 + abs(nxt))
+            else:
+                js.class_until = -math.inf
 
     def queue_by_gpus(self) -> dict[int, SortedList]:
         """`waiting_by_gpus`, built from the queue the first time it is asked for."""
@@ -177,9 +192,14 @@ class JobTransitions(SimulatorCore):
             self.audit.append((t, "start", js.idx, placement))
         self._dequeue(js)
         js.placement = placement
-        js.nodes_spanned, js.racks_spanned = self.cluster.span(placement)
-        js.max_nodes = max(js.max_nodes, js.nodes_spanned)
-        js.max_racks = max(js.max_racks, js.racks_spanned)
+        if len(placement) == 1:  # one node, one rack (what `span` says)
+            js.nodes_spanned = js.racks_spanned = 1
+            if js.max_nodes < 1:
+                js.max_nodes = js.max_racks = 1  # both are 0 before a first start, and only grow
+        else:
+            js.nodes_spanned, js.racks_spanned = self.cluster.span(placement)
+            js.max_nodes = max(js.max_nodes, js.nodes_spanned)
+            js.max_racks = max(js.max_racks, js.racks_spanned)
         js.status = Status.running
         js.queued_s += t - js.eligible_since
         if js.first_start is None:
@@ -188,7 +208,8 @@ class JobTransitions(SimulatorCore):
         js.last_update = t
         js.speed = 1.0
         self.running.add(js)
-        self.scheduler.placement.note_started(js, t)
+        if self._notes_runs:
+            self.scheduler.placement.note_started(js, t)
         if js.nodes_spanned > 1:
             affected = self.network.attach(js)
             js.speed = self.network.speed(js)
@@ -196,7 +217,8 @@ class JobTransitions(SimulatorCore):
             self._respeed(affected - {js}, t)
         else:  # on one node: no traffic on any link, full speed (what attach and speed would say)
             self._reschedule_finish(js, t)
-        self._add_running_class(js, t)
+        if self._preemptive:
+            self._add_running_class(js, t)
         if self._track_ends:
             self._add_running_end(js, t)
         self._announce_key_change(js, t)
@@ -217,7 +239,8 @@ class JobTransitions(SimulatorCore):
         self._changes += 1
         self._advance(js, t)
         js.executed_s += t - js.last_start
-        self.scheduler.placement.note_stopped(js, t)
+        if self._notes_runs:
+            self.scheduler.placement.note_stopped(js, t)
         self.cluster.release(js.placement)
         if self.config.audit:
             self.audit.append((t, "stop", js.idx, js.placement))
