@@ -192,6 +192,7 @@ class LineNormalizer:
         self._prev_tags = ""
         self._days = 0  # midnights passed by time-of-day stamps
         self._tod_last: float | None = None
+        self._header_ts: float | None = None  # a stamped logging header with no message: the next line's stamp
 
     def push(self, text: str) -> list[LogLine]:
         if not text:
@@ -202,7 +203,7 @@ class LineNormalizer:
         out = []
         for raw in parts:
             self.lineno += 1
-            out += unglue(self._unwrap(self._untag(normalize_line(raw, self.lineno))))
+            out += unglue(self._unwrap(self._carry(self._untag(normalize_line(raw, self.lineno)))))
         return out
 
     def flush(self) -> list[LogLine]:
@@ -210,7 +211,20 @@ class LineNormalizer:
             return []
         raw, self._partial = self._partial, ""
         self.lineno += 1
-        return unglue(self._unwrap(self._untag(normalize_line(raw, self.lineno))))
+        return unglue(self._unwrap(self._carry(self._untag(normalize_line(raw, self.lineno)))))
+
+    def _carry(self, ll: LogLine) -> LogLine:
+        """A logging record whose message starts on the next line (`2024-05-01 12:00:00 - INFO - fit.py - 65 - `
+        then `EPOCH 3 of 30`): its stamp is that next line's, when the next line has none of its own."""
+        carried, self._header_ts = self._header_ts, None
+        if ll.ts is None:
+            if carried is not None and ll.text.strip():
+                ll.ts = carried
+            return ll
+        m = _LEVEL_HEAD.match(ll.text)
+        if m is not None and m.end() >= len(ll.text):
+            self._header_ts = ll.ts
+        return ll
 
     def _unwrap(self, ll: LogLine) -> LogLine:
         """A time of day alone (no date) lies on a fixed day: when it falls back by more than half a day from the

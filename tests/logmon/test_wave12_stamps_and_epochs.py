@@ -73,3 +73,26 @@ def test_a_loss_that_jumps_and_stays_up_is_still_a_divergence():
         tracker.on_loss(loss, 31 + i, f"loss {loss}", None)
     c = tracker.verdict()
     assert c is not None and c.category == "nan" and c.onset_line == 31
+
+
+def test_the_interpreter_refusing_a_missing_script_or_module_is_a_code_error():
+    for line in ("python: can't open file '/srv/jobs/fit_model.py': [Errno 2] No such file or directory\n",
+                 "/opt/venv/bin/python3.10: No module named trainer.entry\n",
+                 "python3: Error while finding module specification for 'trainer.entry' "
+                 "(ModuleNotFoundError: No module named 'trainer')\n"):
+        rep = report_of(line)
+        assert rep.failure.category.value == "user_code" and rep.failure.onset_line == 1, line
+
+
+def test_a_script_that_only_mentions_an_unopenable_file_is_not_a_launch_error():
+    rep = report_of("step 1/10 loss 2.0\nnote: we can't open file handles beyond the ulimit, raising it\n"
+                    "step 2/10 loss 1.9\nstep 3/10 loss 1.8\n")
+    assert not rep.failure.failed
+
+
+def test_a_logging_header_with_no_message_stamps_the_line_that_carries_the_message():
+    text = "".join(f"2023-11-04 {8 + e // 3:02d}:{(e % 3) * 20:02d}:00 - INFO - fit_loop.py - 71 - \n"
+                   f"EPOCH {e} of 12\nsome untimed detail\n" for e in range(1, 6))
+    rep = report_of(text)
+    assert (rep.progress.current_step, rep.progress.total_steps) == (5, 12)
+    assert rep.progress.iteration_time_s == 1200.0
