@@ -96,3 +96,20 @@ def test_a_logging_header_with_no_message_stamps_the_line_that_carries_the_messa
     rep = report_of(text)
     assert (rep.progress.current_step, rep.progress.total_steps) == (5, 12)
     assert rep.progress.iteration_time_s == 1200.0
+
+
+def test_total_steps_beside_an_epoch_number_is_a_running_count_but_alone_is_a_total():
+    text = "".join(f"report at (epoch {e}, total_steps {e * 640})\nloss: 0.{9 - e}\n" for e in range(1, 6))
+    rep = report_of(text)
+    assert rep.progress.current_step == 3200 and rep.progress.total_steps is None
+    rep = report_of("config: total steps: 9000\n" + "".join(f"step {s} loss 1.0\n" for s in range(1, 4)))
+    assert rep.progress.total_steps == 9000
+
+
+def test_errors_of_earlier_launches_do_not_fail_a_run_that_then_trains_to_its_end():
+    text = ("Traceback (most recent call last):\n  File \"fit.py\", line 3, in <module>\n    import torch\n"
+            "ModuleNotFoundError: No module named 'torch'\n"
+            + "".join(f"report at (epoch {e}, total_steps {e * 640})\nloss: 0.{9 - e}\n" for e in range(1, 6))
+            + "saving the model at the end of epoch 5, total_steps 3200\n")
+    rep = report_of(text)
+    assert not rep.failure.failed and rep.progress.current_step == 3200
