@@ -70,6 +70,10 @@ class Candidate:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+RECONVERGE_FACTOR = 4.0
+"""A loss spike is a new curve, not a divergence, once the loss falls this many times below the spike's peak."""
+
+
 class FailureTracker:
     def __init__(self, dismiss_after: int = 3, block_lines: int = 40, spike_factor: float = 10.0) -> None:
         self.dismiss_after = dismiss_after
@@ -78,6 +82,7 @@ class FailureTracker:
         self.candidates: list[Candidate] = []
         self._finite: deque[float] = deque(maxlen=50)
         self._loss_cand: Candidate | None = None
+        self._spike_peak = 0.0  # the highest loss of the standing spike (0 when none stands)
         self._all_settled = True  # no candidate waiting to be dismissed by progress
         self.last_step_line: int | None = None
         self.last_step: float | None = None
@@ -148,7 +153,17 @@ class FailureTracker:
                 self.candidates.append(self._loss_cand)
             return
         base = statistics.median(self._finite) if len(self._finite) >= 20 else None
+        if self._loss_cand is not None and loss * RECONVERGE_FACTOR <= self._spike_peak:
+            # the loss jumped and is coming down again (a new training stage, a re-initialised head): the jump
+            # is the start of a new curve, not a divergence; the baseline starts over from here
+            self._loss_cand.dismissed = True
+            self._loss_cand = None
+            self._spike_peak = 0.0
+            self._finite.clear()
+            self._finite.append(loss)
+            return
         if base is not None and base > 0 and loss > self.spike_factor * base:
+            self._spike_peak = max(self._spike_peak, loss)
             if self._loss_cand is None:
                 self._loss_cand = Candidate(
                     category="nan", onset_line=lineno, last_line=lineno, text=text, rank=rank, weak=False,
@@ -159,6 +174,7 @@ class FailureTracker:
         if self._loss_cand is not None:
             self._loss_cand.dismissed = True
             self._loss_cand = None
+        self._spike_peak = 0.0
         self._finite.append(loss)
 
     def verdict(self) -> Candidate | None:

@@ -30,8 +30,13 @@ _RAY = re.compile(r"\((?:[A-Za-z_][\w.]* )?pid=\d+(?:, ip=[\d.]+)?\) ?")
 _ISO = re.compile(
     r"\[?(?P<y>\d{4}|\d\d)[-/](?P<mo>\d\d)[-/](?P<d>\d\d)[T ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,9}))?"
     r"(?P<tz>Z|[+-]\d\d:?\d\d)?(?: ?(?P<ap>[AaPp][Mm])(?![A-Za-z]))?"
-    r"(?:\]-?(?=\[)|\]?(?:\s*[|:-]\s|\s+|$)|(?<=[Mm])-)"
+    r"(?:\]-?(?=\[)|\]?(?:\s*[|:-]\s|\s+|$)|(?<=[Mm])-|\]?[:-](?=[A-Za-z]))"
 )
+# the level a logging format prints right after its stamp, with what comes with it: `:INFO: `, ` - INFO - `,
+# a logger or file glued before it by a dash (`Train.py-INFO:`), a logger, file or line number after it
+# (`INFO:root:`, `INFO - train.py - 65 - `); only the informational levels (a warning or an error keeps its word)
+_LEVEL_HEAD = re.compile(r"(?:[\w.]{1,40}-)?\[?(?:INFO|DEBUG)\]?(?: ?[:|-] ?| )"
+                         r"(?:(?:root|__main__|[\w.]{1,60}\.py)(?: ?[:-] ?\d+)? ?[:|-] ?)?")
 # `[05/01 12:00:00]`, also with the logger name inside the brackets (detectron2: `[05/01 12:00:00 d2.engine]:`)
 _MMDD = re.compile(r"\[(?P<mo>\d\d)/(?P<d>\d\d) (?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)(?:[.,](?P<f>\d{1,6}))?"
                    r"(?: [A-Za-z_][\w.-]{0,40})?\]:?\s*")
@@ -187,6 +192,7 @@ class LineNormalizer:
         self._prev_tags = ""
         self._days = 0  # midnights passed by time-of-day stamps
         self._tod_last: float | None = None
+        self._header_ts: float | None = None  # a stamped logging header with no message: the next line's stamp
 
     def push(self, text: str) -> list[LogLine]:
         if not text:
@@ -197,7 +203,7 @@ class LineNormalizer:
         out = []
         for raw in parts:
             self.lineno += 1
-            out += unglue(self._unwrap(self._untag(normalize_line(raw, self.lineno))))
+            out += unglue(self._unwrap(self._carry(self._untag(normalize_line(raw, self.lineno)))))
         return out
 
     def flush(self) -> list[LogLine]:
@@ -205,7 +211,20 @@ class LineNormalizer:
             return []
         raw, self._partial = self._partial, ""
         self.lineno += 1
-        return unglue(self._unwrap(self._untag(normalize_line(raw, self.lineno))))
+        return unglue(self._unwrap(self._carry(self._untag(normalize_line(raw, self.lineno)))))
+
+    def _carry(self, ll: LogLine) -> LogLine:
+        """A logging record whose message starts on the next line (`2024-05-01 12:00:00 - INFO - fit.py - 65 - `
+        then `EPOCH 3 of 30`): its stamp is that next line's, when the next line has none of its own."""
+        carried, self._header_ts = self._header_ts, None
+        if ll.ts is None:
+            if carried is not None and ll.text.strip():
+                ll.ts = carried
+            return ll
+        m = _LEVEL_HEAD.match(ll.text)
+        if m is not None and m.end() >= len(ll.text):
+            self._header_ts = ll.ts
+        return ll
 
     def _unwrap(self, ll: LogLine) -> LogLine:
         """A time of day alone (no date) lies on a fixed day: when it falls back by more than half a day from the
@@ -248,6 +267,13 @@ def unglue(ll: LogLine) -> list[LogLine]:
 
 MAX_LINE_CHARS = 4096
 """Longer lines are cut (keeps every regex linear-time in practice, whatever the input)."""
+
+
+def _drop_level_head(text: str) -> str:
+    """The message of a record stamped the way Python's logging prints `asctime`: its informational level header
+    dropped (`_LEVEL_HEAD`), so that rules anchored at the message's start read it as they read the bare print."""
+    m = _LEVEL_HEAD.match(text)
+    return text[m.end():] if m is not None and m.end() < len(text) else text
 
 
 def normalize_line(raw: str, lineno: int) -> LogLine:
@@ -295,7 +321,7 @@ def normalize_line(raw: str, lineno: int) -> LogLine:
                 if ts is None:
                     t, rest = parse_timestamp(text)
                     if t is not None:
-                        ts, text = t, rest
+                        ts, text = t, (_drop_level_head(rest) if _ISO.match(text) is not None else rest)
                         continue
             break
     return LogLine(lineno, text.rstrip(), rank, ts)

@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from schedmate.logmon.rules import Rule
-from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
+from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, bracketed_duration, elapsed_figure, rate_figures
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
@@ -102,6 +102,10 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
         values[EPOCH_LINE] = 1.0
         if not any(f in values for f in _RATE_FIELDS):  # `Epoch: 14  Time: 61.3263  Loss: 6.09`: the epoch's time
             values.update(rate_figures(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():]))
+    if "epoch" in values and "step" not in values and not any(f in values for f in _RATE_FIELDS):
+        took = bracketed_duration(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():])
+        if took is not None:  # `Epoch 12/100 [133.2s] | loss ..`: how long the epoch took
+            values[EPOCH_SECONDS] = took
     if "step" in values and not any(f in values for f in _RATE_FIELDS):
         values.update(rate_figures(text[m.start("step"):]))
         if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):

@@ -369,8 +369,9 @@ PROGRESS_RULES: list[Rule] = [
     # a total written with thousands separators is read whole (`max_steps: 6,250`, not 6)
     _p("config-max-steps", r"\b(?:max_steps|max_iters|max_update|train_iters|total_steps|training_steps)['\"]?"
        rf"(?::|=| =) ?(?P<total_steps>{_WHOLE})", ("max_", "train_iters", "total_steps", "training_steps")),
-    _p("total-steps-text", rf"\btotal[ _](?:steps|iters|iterations)\b:? ?(?P<total_steps>{_WHOLE})", ("total",),
-       ignore_case=True),
+    # a total (`total steps: 6000`), but a running count beside an epoch number (`(epoch 5, total_steps 1280)`)
+    _p("total-steps-text", rf"\bepoch\W{{1,3}}(?P<epoch>\d+),? total[ _]steps? (?P<step>{_WHOLE})\b|\btotal[ _](?:steps|iters"
+       rf"|iterations)\b:? ?(?P<total_steps>{_WHOLE})", ("total",), ignore_case=True),
     # a run banner's count of steps, spaced like the `Num examples = ` lines around it: `  Num steps = 5468`
     _p("banner-num-steps", rf"\bNum (?:train(?:ing)? |optimization )?steps = (?P<total_steps>{_WHOLE})\b",
        ("num ",), announces_start=True),

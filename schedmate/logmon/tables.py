@@ -401,6 +401,20 @@ _EPOCH_TOOK = re.compile(rf"^\s*(?:[-*] )?(?:epoch[ _]time|time[ _]per[ _]epoch|
                          re.IGNORECASE)
 
 
+# a duration in brackets or parentheses on an epoch's line: `Epoch 12/100 [133.2s] | loss ..`, `epoch 3 .. (5.2s)`
+_BRACKETED_DURATION = re.compile(r"[\[(] ?(\d+(?:\.\d+)?) ?(s|secs?|seconds|min|mins|minutes) ?[\])]")
+
+
+def bracketed_duration(text: str) -> float | None:
+    """Seconds of the first bracketed duration in `text` (the time an epoch took, on a line whose counter is the
+    epoch), else None."""
+    m = _BRACKETED_DURATION.search(text)
+    if m is None:
+        return None
+    v = float(m[1]) * (60.0 if m[2].startswith("min") else 1.0)
+    return v if v > 0 else None
+
+
 def epoch_seconds(text: str) -> float | None:
     """Seconds of a line that states how long an epoch took (and nothing else), else None."""
     m = _EPOCH_TOOK.match(text)
