@@ -59,4 +59,25 @@ NAMED_ARCH_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^yolor[_-]?csp$", "yolor-csp", "yolo", 52.9e6),
     (r"^conditional[_-]?detr[_-](r|resnet-?)50$", "conditional-detr-r50", "vit", 44e6),
     (r"^conditional[_-]?detr[_-](r|resnet-?)101$", "conditional-detr-r101", "vit", 63e6),
+    # EfficientDet D0-D7 (EfficientDet paper Table 2; D7 reuses D6's network at a larger input)
+    (r"^efficientdet[_-]?d0$", "efficientdet-d0", "cnn", 3.9e6),
+    (r"^efficientdet[_-]?d1$", "efficientdet-d1", "cnn", 6.6e6),
+    (r"^efficientdet[_-]?d2$", "efficientdet-d2", "cnn", 8.1e6),
+    (r"^efficientdet[_-]?d3$", "efficientdet-d3", "cnn", 12.0e6),
+    (r"^efficientdet[_-]?d4$", "efficientdet-d4", "cnn", 20.7e6),
+    (r"^efficientdet[_-]?d5$", "efficientdet-d5", "cnn", 33.7e6),
+    (r"^efficientdet[_-]?d[67]$", "efficientdet-d6", "cnn", 51.9e6),
+    (r"^efficientdet[_-]?d7x$", "efficientdet-d7x", "cnn", 77.0e6),
+    # --- image generation: SiT uses DiT's backbone, so its S/B/L/XL sizes are DiT's (SiT paper) ------------------
+    (r"^sit[_-]?xl[_/-]?[248]$", "sit-xl", "unet", 675e6),
+    (r"^sit[_-]?l[_/-]?[248]$", "sit-l", "unet", 458e6),
+    (r"^sit[_-]?b[_/-]?[248]$", "sit-b", "unet", 130e6),
+    (r"^sit[_-]?s[_/-]?[248]$", "sit-s", "unet", 33e6),
+    # --- speech encoders: HuBERT (paper; wav2vec 2.0 has rows in the main table) ---------------------------------
+    (rf"^hubert[_-]base{_END}", "hubert-base", "bert", 95e6),
+    (rf"^hubert[_-]large{_END}", "hubert-large", "bert", 316e6),
+    (rf"^hubert[_-]xlarge{_END}", "hubert-xlarge", "bert", 964e6),
+    # --- MobileNetV2 width multipliers (timm-style `mobilenetv2_140`; MobileNetV2 paper Table 6) --------------
+    (r"^mobilenet_?v2[_-]?(1\.4|140)$", "mobilenet_v2_1.4", "cnn", 6.1e6),
+    (r"^mobilenet_?v2[_-]?(1\.0|100)$", "mobilenet_v2", "cnn", 3.5e6),
 )

@@ -38,6 +38,12 @@ from schedmate.codeprof.static.model_keys import (
         ("yolor_p6", 37.2e6),  # YOLOv7 paper comparison table
         ("yolor-w6", 79.8e6),
         ("conditional_detr_r101", 63e6),  # Conditional DETR README
+        ("efficientdet-d0", 3.9e6),  # EfficientDet paper Table 2
+        ("efficientdet_d7", 51.9e6),  # D7 is D6's network at a larger input
+        ("SiT-XL/2", 675e6),  # SiT uses DiT's backbone sizes
+        ("sit_b_4", 130e6),
+        ("someorg/hubert-large-ll60k", 316e6),  # HuBERT paper
+        ("mobilenetv2_140", 6.1e6),  # MobileNetV2 paper, width 1.4
     ],
 )
 def test_a_named_variant_of_a_published_family_gets_its_published_size(name: str, published: float) -> None:
@@ -45,7 +51,8 @@ def test_a_named_variant_of_a_published_family_gets_its_published_size(name: str
     assert hit is not None and hit[2] == published
 
 
-@pytest.mark.parametrize("name", ["t2t_vit_15", "yolor_p7", "pose_resnet_34", "fan_tiny_12_p16_384", "ddrnet_23x"])
+@pytest.mark.parametrize("name", ["t2t_vit_15", "yolor_p7", "pose_resnet_34", "fan_tiny_12_p16_384", "ddrnet_23x", "efficientdet", "sit",
+                                  "mobilenetv2_075"])
 def test_a_variant_no_paper_publishes_stays_unknown(name: str) -> None:
     assert known.lookup_model(name) is None
 
