@@ -78,6 +78,9 @@ def test_a_family_and_a_backbone_variant_make_one_name_and_a_variant_may_carry_t
 
 def test_a_depth_the_table_does_not_know_gives_no_name() -> None:
     assert name_from_model_section(_space({"model.name": "pose_resnet", "model.extra.num_layers": 34})) is None
+    # a widened network is not the published depth's size
+    widened = {"model.trunk.name": "pose_resnet", "model.trunk.params.depth": 50, "model.trunk.params.width_multiplier": 2}
+    assert name_from_model_section(_space(widened)) is None
     # a depth outside the model section is not the model's
     assert name_from_model_section(_space({"model.name": "pose_resnet", "loss.num_layers": 50})) is None
 

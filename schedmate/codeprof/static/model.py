@@ -242,9 +242,8 @@ class ModelMixin:
                         and isinstance(pv.value, str) and known.lookup_model(pv.value.rsplit(".", 1)[-1]):
                     name = (pv.value.rsplit(".", 1)[-1], pv.where)
                     break
-        if name is None:  # a family completed by its section's depth/backbone keys, or by a `--backbone` option
-            own = {c["name"] for s in self.r.py.values() for c in s["classes"]}
-            name = name_from_model_section(P) or name_from_backbone_option(P, own)
+        if name is None:  # a detector class of the job's own completed by a `--backbone` option's depth
+            name = name_from_backbone_option(P, {c["name"] for s in self.r.py.values() for c in s["classes"]})
         # sentence-transformers' model classes take the hub name as their first argument
         for rel, c in self._find_calls("from_pretrained", "create_model", "from_config", *_HUB_NAME_CLASSES):
             if name:
@@ -283,7 +282,7 @@ class ModelMixin:
                         name = (tail, [f"{rel}:{c['line']}"])
                         break
         if name is None:
-            name = self._name_from_model_dict()
+            name = self._name_from_model_dict() or name_from_model_section(P)  # a family + its section's depth
         if name is None:  # `config = ViTMAEConfig()`: the library's reference model
             name = name_from_default_config(self)
         if name is None:  # an experiment or run named after its model (`-n yolox-s`, `run_name: llama-7b-sft`)

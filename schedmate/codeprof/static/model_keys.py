@@ -21,6 +21,7 @@ from schedmate.codeprof.params import CONFIG
 _NAME_LEAVES = {"name", "type", "arch", "model_name", "architecture"}
 _DEPTH_LEAVES = {"num_layers", "depth", "layers", "backbone_depth", "resnet_depth"}
 _VARIANT_LEAVES = {"backbone", "variant", "arch", "backbone_name"}
+_WIDTH_LEAVES = {"width_multiplier", "width_factor", "width_mult", "widen_factor"}
 _MODEL_SECTION = re.compile(r"(^|\.)(model|network|net|arch)(\.|$)", re.IGNORECASE)
 # the model section a key belongs to: the part up to and including its `model`-like component
 _SECTION_HEAD = re.compile(r"^(.*?(?:^|\.)(?:model|network|net|arch))(?:\.|$)", re.IGNORECASE)
@@ -59,6 +60,8 @@ def name_from_model_section(params: Any) -> tuple[str, list[str]] | None:
         if m is None:
             continue
         under = [(k, v) for k, v in items if k.startswith(m.group(1) + ".") and k != key]
+        if any(k.rsplit(".", 1)[-1] in _WIDTH_LEAVES and v.value not in (1, 1.0, None) for k, v in under):
+            continue  # a widened network (`WIDTH_MULTIPLIER: 2`) is not the published depth's size
         for k, v in under:
             sub = k.rsplit(".", 1)[-1]
             if sub in _DEPTH_LEAVES and isinstance(v.value, int) and not isinstance(v.value, bool):
