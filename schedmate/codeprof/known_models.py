@@ -9,6 +9,8 @@ after the last `/`) wins, so specific rows come before general ones.
 
 from __future__ import annotations
 
+from schedmate.codeprof.known_models_named_arch import NAMED_ARCH_MODELS
+
 # (regex on the normalised name, canonical name, family, parameters)
 KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     # --- efficient vision backbones, whole families (papers' tables; timm-style registered names) ---------
@@ -449,6 +451,8 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^stable-diffusion-2(-1)?(-base)?$", "stable-diffusion-v2 unet", "unet", 865e6),
     (r"^stable-diffusion-xl-base", "stable-diffusion-xl unet", "unet", 2.6e9),
 )
+# variants named by an architecture key (their own table, tried after the rows above)
+KNOWN_MODELS = KNOWN_MODELS + NAMED_ARCH_MODELS
 
 # YOLO-style detectors are one architecture scaled by a (depth, width) multiplier pair; the pair names the
 # published size (YOLOv5/v8 `depth_multiple`/`width_multiple`, YOLOX `depth`/`width`, mmyolo

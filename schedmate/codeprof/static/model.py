@@ -10,6 +10,11 @@ from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
 from schedmate.codeprof.static.layer_family import family_from_layers
+from schedmate.codeprof.static.model_keys import (
+    name_from_backbone_option,
+    name_from_model_section,
+    runs_only_as_program,
+)
 from schedmate.codeprof.static.modelsize.hook import (
     definition_stem,
     name_from_default_config,
@@ -237,6 +242,8 @@ class ModelMixin:
                         and isinstance(pv.value, str) and known.lookup_model(pv.value.rsplit(".", 1)[-1]):
                     name = (pv.value.rsplit(".", 1)[-1], pv.where)
                     break
+        if name is None:  # a detector class of the job's own completed by a `--backbone` option's depth
+            name = name_from_backbone_option(P, {c["name"] for s in self.r.py.values() for c in s["classes"]})
         # sentence-transformers' model classes take the hub name as their first argument
         for rel, c in self._find_calls("from_pretrained", "create_model", "from_config", *_HUB_NAME_CLASSES):
             if name:
@@ -255,7 +262,7 @@ class ModelMixin:
             local_classes = {c["name"] for s in self.r.py.values() for c in s["classes"]}
             for rel, c in self.calls:
                 tail = c["func"].rsplit(".", 1)[-1]
-                if c["func"] == tail and tail in local_classes:
+                if c["func"] == tail and tail in local_classes or runs_only_as_program(c, rel, self.r.entry):
                     continue
                 if known.lookup_model(tail) and (
                     c["func"].startswith(
@@ -275,7 +282,7 @@ class ModelMixin:
                         name = (tail, [f"{rel}:{c['line']}"])
                         break
         if name is None:
-            name = self._name_from_model_dict()
+            name = self._name_from_model_dict() or name_from_model_section(P)  # a family + its section's depth
         if name is None:  # `config = ViTMAEConfig()`: the library's reference model
             name = name_from_default_config(self)
         if name is None:  # an experiment or run named after its model (`-n yolox-s`, `run_name: llama-7b-sft`)
