@@ -342,8 +342,9 @@ class BatchMixin(BatchUnitsMixin):
         if epochs is None and steps is None:
             epochs = self._epoch_loop()
         per_epoch = self._first(STEPS_PER_EPOCH)
-        if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
-                and (to_int(epochs[0]) or 0) > 0:
+        both = steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
+            and (to_int(epochs[0]) or 0) > 0  # then the run states both its epochs and its steps
+        if both:
             # a fixed number of steps per "epoch" (a cap, or epochs defined as blocks of iterations): the run
             # is that many steps times the epochs
             steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
@@ -355,7 +356,7 @@ class BatchMixin(BatchUnitsMixin):
             # a step count set from a value the sources leave open (`--max_steps $N`): it may override the
             # epochs (as HF's max_steps does), so the run length is unknown, not the epochs' default
             epochs = None
-        if epochs is not None and r.val("train_steps") is None:
+        if epochs is not None and (r.val("train_steps") is None or both):
             e = epochs[0]
             if isinstance(e, float) and e.is_integer():
                 e = int(e)
