@@ -135,7 +135,8 @@ class BatchMixin(BatchUnitsMixin):
         `args.batch_size = int(args.batch_size / args.world_size)`): the configured batch is the total."""
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
-                if re.search(r"batch", a["target"], re.IGNORECASE) and _SPLIT_OVER_PROCESSES.search(a["expr"]):
+                text = f"{a['target']} // {a['expr']}" if a["op"] in ("//", "/") else a["expr"]  # `bs //= world`
+                if re.search(r"batch", a["target"], re.IGNORECASE) and _SPLIT_OVER_PROCESSES.search(text):
                     held = self.r.params.get(a["target"].rsplit(".", 1)[-1])
                     if held is not None and held.layer >= RUNTIME and not any(
                             w.startswith(f"{rel}:") and w == f"{rel}:{a['line']}" for w in held.where) \
@@ -343,11 +344,9 @@ class BatchMixin(BatchUnitsMixin):
             epochs = self._epoch_loop()
         per_epoch = self._first(STEPS_PER_EPOCH)
         both = steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
-            and (to_int(epochs[0]) or 0) > 0  # then the run states both its epochs and its steps
-        if both:
-            # a fixed number of steps per "epoch" (a cap, or epochs defined as blocks of iterations): the run
-            # is that many steps times the epochs
-            steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
+            and (to_int(epochs[0]) or 0) > 0
+        if both:  # a fixed number of steps per "epoch" (a cap, or epochs as blocks of iterations)
+            steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])  # run: steps x epochs
         if steps is not None and (to_int(steps[0]) or 0) > 0:
             r.put("train_steps", to_int(steps[0]), steps[1])
         if epochs is None and unit and unit.group(2) == "ep":
