@@ -16,6 +16,7 @@ from schedmate.codeprof.params import (
 )
 from schedmate.codeprof.pyast import analyze_python
 from schedmate.codeprof.static.libraries import libraries_used
+from schedmate.codeprof.static.class_attributes import class_attribute_defaults
 from schedmate.codeprof.static.names import (
     HF_DEFAULTS,
     parse_scalar,
@@ -221,6 +222,8 @@ class ReadingMixin:
                 P.set(k, v, f"{lib.name} config default", LIBRARY_DEFAULT)
         for rel in list(self.r.py):
             self._attribute_defaults(rel)
+            for key, v, line in class_attribute_defaults(self.wd.read_text(rel) or "", CONFIG_CLASS):
+                P.set(key, v, f"{rel}:{line}", CODE_DEFAULT)  # `class Config: epoch = 14` + `opt = Config()`
         self._class_defaults()
         self._configurable_defaults()
         self._cli_class_defaults()
