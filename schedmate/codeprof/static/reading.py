@@ -15,9 +15,9 @@ from schedmate.codeprof.params import (
     norm,
 )
 from schedmate.codeprof.pyast import analyze_python
-from schedmate.codeprof.static.libraries import libraries_used
 from schedmate.codeprof.static.class_attributes import class_attribute_defaults
 from schedmate.codeprof.static.fire_cli import fire_defaults
+from schedmate.codeprof.static.libraries import libraries_used
 from schedmate.codeprof.static.names import (
     HF_DEFAULTS,
     parse_scalar,
