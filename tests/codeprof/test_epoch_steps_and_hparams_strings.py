@@ -133,3 +133,27 @@ def test_hparams_strings_split_into_pairs_and_keep_bracketed_lists_whole():
     assert split_pairs("'batch_size=16, outputs_per_step=2'") == [("batch_size", "16"), ("outputs_per_step", "2")]
     assert split_pairs("configs/base.yaml") is None
     assert split_pairs("") is None
+
+
+BLOCKS = """
+    from absl import app, flags
+    import tensorflow as tf
+
+    flags.DEFINE_integer('steps_per_epoch', 400, 'steps in each epoch')
+    flags.DEFINE_integer('epochs', 25, 'epochs')
+    FLAGS = flags.FLAGS
+
+    def main(_):
+        model = build()
+        model.fit(endless_batches(), steps_per_epoch=FLAGS.steps_per_epoch, epochs=FLAGS.epochs)
+
+    if __name__ == '__main__':
+        app.run(main)
+"""
+
+
+def test_epochs_given_as_blocks_of_steps_leave_only_the_steps(tmp_path):
+    make_job(tmp_path, {"fit_blocks.py": BLOCKS})
+    f = analyze_code(tmp_path, "python fit_blocks.py", use_llm=False).facts
+    assert value(f, "train_steps") == 400 * 25
+    assert value(f, "epochs") is None  # an "epoch" here is 400 steps, not a pass over the data

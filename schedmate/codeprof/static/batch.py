@@ -344,9 +344,10 @@ class BatchMixin(BatchUnitsMixin):
             epochs = self._epoch_loop()
         per_epoch = self._first(STEPS_PER_EPOCH)
         both = steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
-            and (to_int(epochs[0]) or 0) > 0
-        if both:  # a fixed number of steps per "epoch" (a cap, or epochs as blocks of iterations)
-            steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])  # run: steps x epochs
+            and (to_int(epochs[0]) or 0) > 0  # a fixed number of steps per "epoch" (a cap, or a block of steps)
+        if both:  # the run is that many steps times the epochs; its epochs are passes only when counted so
+            steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
+            both = self._a_pass(per_epoch)
         if steps is not None and (to_int(steps[0]) or 0) > 0:
             r.put("train_steps", to_int(steps[0]), steps[1])
         if epochs is None and unit and unit.group(2) == "ep":

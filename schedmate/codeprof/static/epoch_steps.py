@@ -5,7 +5,10 @@ pass a per-epoch count they compute first (`steps_per_epoch = 60000 // FLAGS.bat
 `for epoch in range(FLAGS.epochs): estimator.train(input_fn, steps=steps_per_epoch)`); Keras scripts pass
 the same local to `model.fit(steps_per_epoch=steps_per_epoch, epochs=...)`. When that local is a number the
 sources fix (a literal dataset size over the batch option, not `len(data) // batch`), it is the run's steps
-per epoch, and the batch pass multiplies it by the epochs (`STEPS_PER_EPOCH` in `names.py`).
+per epoch, and the batch pass multiplies it by the epochs (`STEPS_PER_EPOCH` in `names.py`). A count that
+divides a number of examples by the batch setting makes each epoch one pass over the data, so the run states
+both its epochs and its steps; a per-epoch count given as such (`num_iterations_per_epoch = 250`, Keras
+`steps_per_epoch=args.steps`) makes "epochs" blocks of steps, and only the steps are the run's length.
 
 Only a local whose name says it counts steps per epoch and that a training call takes as its `steps` or
 `steps_per_epoch` counts: a value computed for a schedule or a privacy accountant is not the run's length.
@@ -21,11 +24,18 @@ from schedmate.codeprof.static.names import STEPS_PER_EPOCH
 
 # the calls that take a per-epoch step count: Estimator-style `train(input_fn, steps=...)` and Keras `fit`
 _TRAIN_CALL = re.compile(r"(^|\.)(train|fit|fit_generator)$")
+_OVER_BATCH = re.compile(r"//\s*\(?\s*[\w.]*batch", re.IGNORECASE)
 
 
 class EpochStepsMixin:
     r: Any
     _resolver: Any
+
+    _pass_where: list[str] | None = None
+
+    def _a_pass(self, per_epoch: tuple[Any, list[str]]) -> bool:
+        """Whether the per-epoch count the run uses is this module's examples-over-batch local."""
+        return self._pass_where is not None and list(per_epoch[1]) == self._pass_where
 
     def _local_steps_per_epoch(self) -> None:
         """Set a steps-per-epoch local of the job's code as a code default, when a training call takes it."""
@@ -45,4 +55,6 @@ class EpochStepsMixin:
                 if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
                     where = [f"{rel}:{a['line']}", f"{rel}:{passed[target]}", *ev]
                     self.r.params.set("steps_per_epoch", v, where, CODE_DEFAULT)
+                    if _OVER_BATCH.search(a["expr"]):  # examples // batch: one pass over the data per epoch
+                        self._pass_where = where
                     return
