@@ -25,7 +25,9 @@ from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static.batch import BatchMixin
 from schedmate.codeprof.static.config_files import ConfigFilesMixin
 from schedmate.codeprof.static.devices import DevicesMixin
+from schedmate.codeprof.static.epoch_steps import EpochStepsMixin
 from schedmate.codeprof.static.fit_calls import FitCallsMixin
+from schedmate.codeprof.static.hparams_string import apply_hparams_strings
 from schedmate.codeprof.static.libraries import Library
 from schedmate.codeprof.static.model import ModelMixin
 from schedmate.codeprof.static.names import (
@@ -50,7 +52,7 @@ _ACCUM_NAME = re.compile(r"grad\w*accum|accum(?!ulated_)\w*(grad|step|iter|batch
 
 
 class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, ModelMixin, BatchMixin, ParallelMixin,
-                 FitCallsMixin):
+                 FitCallsMixin, EpochStepsMixin):
     def __init__(
         self,
         wd: Workdir,
@@ -85,6 +87,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
             r.notes.append(f"module {L.module} is not a file in the workdir; only the command line was read")
         self._defaults()
         self._command_line_args()
+        apply_hparams_strings(self.r.params)
         self._config_files()
         self._resolver = self._make_resolver()
         self._runtime_values()
@@ -94,6 +97,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         self._framework()
         self._deepspeed_and_sharding()
         self._model()
+        self._local_steps_per_epoch()
         self._batch_and_length()
         self._precision()
         self._parallelism()

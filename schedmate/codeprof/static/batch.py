@@ -135,7 +135,8 @@ class BatchMixin(BatchUnitsMixin):
         `args.batch_size = int(args.batch_size / args.world_size)`): the configured batch is the total."""
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
-                if re.search(r"batch", a["target"], re.IGNORECASE) and _SPLIT_OVER_PROCESSES.search(a["expr"]):
+                text = f"{a['target']} // {a['expr']}" if a["op"] in ("//", "/") else a["expr"]  # `bs //= world`
+                if re.search(r"batch", a["target"], re.IGNORECASE) and _SPLIT_OVER_PROCESSES.search(text):
                     held = self.r.params.get(a["target"].rsplit(".", 1)[-1])
                     if held is not None and held.layer >= RUNTIME and not any(
                             w.startswith(f"{rel}:") and w == f"{rel}:{a['line']}" for w in held.where) \
@@ -342,11 +343,11 @@ class BatchMixin(BatchUnitsMixin):
         if epochs is None and steps is None:
             epochs = self._epoch_loop()
         per_epoch = self._first(STEPS_PER_EPOCH)
-        if steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
-                and (to_int(epochs[0]) or 0) > 0:
-            # a fixed number of steps per "epoch" (a cap, or epochs defined as blocks of iterations): the run
-            # is that many steps times the epochs
+        both = steps is None and per_epoch is not None and epochs is not None and (to_int(per_epoch[0]) or 0) > 0 \
+            and (to_int(epochs[0]) or 0) > 0  # a fixed number of steps per "epoch" (a cap, or a block of steps)
+        if both:  # the run is that many steps times the epochs; its epochs are passes only when counted so
             steps = (to_int(per_epoch[0]) * to_int(epochs[0]), [*per_epoch[1], *epochs[1]])
+            both = self._a_pass(per_epoch)
         if steps is not None and (to_int(steps[0]) or 0) > 0:
             r.put("train_steps", to_int(steps[0]), steps[1])
         if epochs is None and unit and unit.group(2) == "ep":
@@ -355,7 +356,7 @@ class BatchMixin(BatchUnitsMixin):
             # a step count set from a value the sources leave open (`--max_steps $N`): it may override the
             # epochs (as HF's max_steps does), so the run length is unknown, not the epochs' default
             epochs = None
-        if epochs is not None and r.val("train_steps") is None:
+        if epochs is not None and (r.val("train_steps") is None or both):
             e = epochs[0]
             if isinstance(e, float) and e.is_integer():
                 e = int(e)

@@ -191,14 +191,29 @@ class DevicesMixin:
         return Setting(v, [*where, *ev]) if ok and isinstance(v, int) and v > 0 else None
 
     def _python_relaunch(self) -> str | None:
-        """file:line where the entry script starts Python copies of the training (`subprocess.Popen(
-        [sys.executable] + args)`) over `torch.cuda.device_count()` GPUs: a launcher written in Python."""
+        """file:line where the job starts Python copies of the training (`subprocess.Popen(
+        [sys.executable] + args)`) over `torch.cuda.device_count()` GPUs: a launcher written in Python. In the
+        entry script, or in a function of a module it imports that the entry calls under guards that hold
+        (`if cfg.ddp and cfg.rank is None: start_ddp_workers(cfg)`; `ddp: false` never relaunches)."""
         entry = self.r.entry or ""
-        counts = any("device_count()" in a["expr"] for a in self.r.py.get(entry, {}).get("assigns", []))
-        for rel, c in self.calls:
-            if rel == entry and c["func"].rsplit(".", 1)[-1] in {"Popen", "call", "check_call", "run"} \
-                    and c["func"].startswith("subprocess") and "sys.executable" in " ".join(c["args"]) and counts:
-                return f"{rel}:{c['line']}"
+        for rel, s in self.r.py.items():
+            counted = [a["line"] for a in s.get("assigns", []) if "device_count()" in a["expr"]]
+            if not counted:
+                continue
+            for c in s.get("calls", []):
+                if c["func"].rsplit(".", 1)[-1] not in {"Popen", "call", "check_call", "run"} \
+                        or "sys.executable" not in " ".join(c["args"]):
+                    continue
+                if rel == entry and c["func"].startswith("subprocess"):
+                    return f"{rel}:{c['line']}"
+                fn = next((f for f in s.get("functions", []) if f["line"] <= c["line"] <= (f["end"] or 0)
+                           and any(f["line"] <= k <= c["line"] for k in counted)), None)
+                if rel == entry or fn is None:
+                    continue
+                for erel, ec in self.calls:  # the entry calls that function, and its guards do not rule it out
+                    if erel == entry and ec["func"].rsplit(".", 1)[-1] == fn["name"] \
+                            and self._resolver.truth(ec.get("when", [])) is not False:
+                        return f"{rel}:{c['line']}"
         return None
 
     def _visible_devices(self) -> Setting | None:

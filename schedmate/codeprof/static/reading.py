@@ -15,6 +15,8 @@ from schedmate.codeprof.params import (
     norm,
 )
 from schedmate.codeprof.pyast import analyze_python
+from schedmate.codeprof.static.class_attributes import class_attribute_defaults
+from schedmate.codeprof.static.fire_cli import fire_defaults
 from schedmate.codeprof.static.libraries import libraries_used
 from schedmate.codeprof.static.names import (
     HF_DEFAULTS,
@@ -221,8 +223,13 @@ class ReadingMixin:
                 P.set(k, v, f"{lib.name} config default", LIBRARY_DEFAULT)
         for rel in list(self.r.py):
             self._attribute_defaults(rel)
+            for key, v, line in class_attribute_defaults(self.wd.read_text(rel) or "", CONFIG_CLASS):
+                P.set(key, v, f"{rel}:{line}", CODE_DEFAULT)  # `class Config: epoch = 14` + `opt = Config()`
         self._class_defaults()
         self._configurable_defaults()
+        first = next((a for a in self.r.launch.args if not a.startswith("-")), None) if self.r.launch else None
+        for key, v, line in fire_defaults((self.wd.read_text(self.r.entry) or "") if self.r.entry else "", first):
+            P.set(key, v, f"{self.r.entry}:{line}", CODE_DEFAULT)  # `fire.Fire(train)`: train's keyword defaults
         self._cli_class_defaults()
         for rel, s in self.r.py.items():
             for a in s["argparse"]:

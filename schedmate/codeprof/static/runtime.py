@@ -47,8 +47,8 @@ class RuntimeMixin:
             if "srun" in L.chain:
                 env.setdefault("SLURM_NTASKS", str(world))
                 env.setdefault("SLURM_PROCID", "0")
-        if L.get("single_process"):
-            world = world or 1
+        if L.get("single_process"):  # one process, unless the job relaunches itself per visible GPU
+            world = None if getattr(self, "_relaunched", None) else world or 1
         assigns: dict[str, list[dict[str, Any]]] = {}
         entry = self.r.py.get(self.r.entry or "", {})
         for a in entry.get("assigns", []):
@@ -337,6 +337,7 @@ class RuntimeMixin:
                             uses_gpu = True if uses_gpu is None else uses_gpu  # one process per GPU
             relaunch = self._python_relaunch()
             if relaunch is not None:  # the entry starts the training script itself, once per visible GPU
+                self._relaunched = relaunch
                 ppn, nprocs, uses_gpu = self._visible_devices(), None, True
                 if ppn is None:
                     r.notes.append(f"num_gpus: {relaunch} starts one training process per visible GPU; "
