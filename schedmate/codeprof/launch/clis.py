@@ -95,7 +95,9 @@ def console_script(ctx: Ctx, prog: str) -> str | None:
         m = _re.search(rf"""['"]?{_re.escape(prog)}\s*=\s*([\w.]+):\w+""", text)
         if m:
             return m.group(1)
-    return None
+    from schedmate.codeprof.launch.script_wrappers import wrapped_module
+
+    return wrapped_module(wd, prog)  # an installed script that only calls into one module
 
 
 def framework_cli(ctx: Ctx, toks: list[str]) -> bool:

@@ -59,6 +59,9 @@ class Library:
     """the library's own command-line programs: a job started by one of them uses the library"""
     batch: Callable[[ParamSpace, int | None], dict[str, tuple[int, list[str]]]] | None = None
     """how the library turns its batch settings into (micro, accumulation, global) for a GPU count"""
+    procs: Callable[[ParamSpace], tuple[int | None, list[str]] | None] | None = None
+    """the training processes (one per GPU) the library starts itself from its config, when it says
+    (a count of None: one per visible GPU)"""
 
 
 def _detectron2_model(P: ParamSpace) -> str | None:
@@ -141,8 +144,30 @@ def _ultralytics_batch(P: ParamSpace, gpus: int | None) -> dict[str, tuple[int, 
     return out
 
 
+def _super_gradients_procs(P: ParamSpace) -> tuple[int | None, list[str]] | None:
+    """super-gradients: a recipe's top-level `multi_gpu` and `num_gpus` make `Trainer.train_from_config` start
+    one process per GPU itself (DDP); `multi_gpu: Off` (YAML reads it as false) trains in one process."""
+    mode, n = P.get_path("multi_gpu"), P.get_path("num_gpus")
+    if mode is None:
+        return None
+    m = str(mode.value).upper()
+    if mode.value is False or m in {"OFF", "NONE", "FALSE"}:
+        return 1, mode.where
+    if m in {"DDP", "DISTRIBUTED_DATA_PARALLEL"} and n is not None and isinstance(n.value, int) and n.value > 0:
+        return n.value, [*mode.where, *n.where]
+    if m == "AUTO":
+        return None, mode.where  # DDP over every visible GPU
+    return None  # DataParallel or an unknown mode
+
+
 LIBRARIES = (
     *LIBRARIES,
+    Library(
+        name="super-gradients",
+        imports=("super_gradients",),
+        entry_calls=("train_from_config", "train_from_recipe"),
+        procs=_super_gradients_procs,
+    ),
     Library(
         name="ultralytics",
         imports=("ultralytics",),

@@ -8,6 +8,7 @@ from typing import Any
 
 from schedmate.codeprof.absl_flags import expand_flagfiles
 from schedmate.codeprof.configs import ConfigError, flatten, parse_config
+from schedmate.codeprof.legacy_python import repair_legacy
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     COMMAND_LINE,
@@ -76,8 +77,13 @@ class ReadingMixin:
         try:
             summary = self.py_cache(rel, text) if self.py_cache else analyze_python(text)
         except SyntaxError as e:
-            self.r.notes.append(f"{rel}:{e.lineno}: Python syntax error, file skipped: {e.msg}")
-            return None
+            fixed = repair_legacy(text)  # old Python (`.cuda(async=True)`, `print "x"`): read the rest
+            if fixed is None:
+                self.r.notes.append(f"{rel}:{e.lineno}: Python syntax error, file skipped: {e.msg}")
+                return None
+            summary = analyze_python(fixed[0])
+            self.r.notes.append(f"{rel}: read as legacy Python" + (
+                f", lines {', '.join(map(str, fixed[1]))} skipped" if fixed[1] else ""))
         self.r.py[rel] = summary
         self.calls.extend((rel, c) for c in summary["calls"])
         if entry:

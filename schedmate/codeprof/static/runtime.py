@@ -335,6 +335,10 @@ class RuntimeMixin:
                         if got is not None:
                             ppn, nodes, nprocs = got[0], got[1] or nodes, None
                             uses_gpu = True if uses_gpu is None else uses_gpu  # one process per GPU
+                if lib.procs is not None and (n_procs := lib.procs(self.r.params)) is not None:
+                    # super-gradients `num_gpus`; a count left open is every visible GPU
+                    ppn = Setting(*n_procs) if n_procs[0] is not None else self._visible_devices()
+                    nprocs, uses_gpu = None, True
             relaunch = self._python_relaunch()
             if relaunch is not None:  # the entry starts the training script itself, once per visible GPU
                 self._relaunched = relaunch
