@@ -70,11 +70,33 @@ def _assignments(tree: ast.Module) -> list[ast.Assign]:
     return out
 
 
+_MODEL_ATTR = re.compile(r"(^|_)(model|net|network)(_|$)", re.IGNORECASE)
+
+
+def _self_assignments(it: Interp, src: Source) -> list[tuple[str, ast.Assign]]:
+    """`self.model = build(...)` in the methods of the script's classes that are not modules themselves (a
+    trainer or runner that builds the model it trains): (attribute name, assignment)."""
+    out: list[tuple[str, ast.Assign]] = []
+    for cls in src.tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        ref = it.global_(src, cls.name)
+        if not isinstance(ref, ClassRef) or it.is_module_class(ref):
+            continue
+        for st in ast.walk(cls):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(t := st.targets[0], ast.Attribute) \
+                    and isinstance(t.value, ast.Name) and t.value.id == "self" and _MODEL_ATTR.search(t.attr):
+                out.append((t.attr, st))
+    return out
+
+
 def _with_added_layers(tree: ast.Module, st: ast.Assign) -> ast.expr:
     """`model = Sequential()` followed by `model.add(layer)` statements in the same block: the value as one
     `Sequential([layer, ...])` call (the Keras idiom of building a layer list step by step)."""
     value = st.value
-    name = st.targets[0].id  # type: ignore[attr-defined]
+    if not isinstance(st.targets[0], ast.Name):
+        return value
+    name = st.targets[0].id
     if not (isinstance(value, ast.Call) and not value.args and not value.keywords
             and ast.unparse(value.func).endswith("Sequential")):
         return value
@@ -109,14 +131,18 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
         return True  # `keras.Sequential([...])`: a layer list counted by keras_layers.py
     if not isinstance(fn, FuncRef) or depth > 3:
         return False
-    assigned = {t.id: n.value for n in ast.walk(fn.node) if isinstance(n, ast.Assign)
-                for t in n.targets if isinstance(t, ast.Name)}
+    assigned: dict[str, list[ast.expr]] = {}
+    for n in ast.walk(fn.node):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    assigned.setdefault(t.id, []).append(n.value)
     for n in ast.walk(fn.node):
         if isinstance(n, ast.Return) and n.value is not None:
             v = _unwrap(n.value)
-            if isinstance(v, ast.Name) and v.id in assigned:
-                v = _unwrap(assigned[v.id])
-            if isinstance(v, ast.Call) and _builds_model(it, fn.src, v, depth + 1):
+            # a name assigned on several branches (`if name == 'a': net = A() elif ...`, then wrapped)
+            options = [_unwrap(a) for a in assigned.get(v.id, [])] if isinstance(v, ast.Name) else [v]
+            if any(isinstance(o, ast.Call) and _builds_model(it, fn.src, o, depth + 1) for o in options):
                 return True
     return False
 
@@ -129,8 +155,8 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
     if src is None:
         return None
     by_name: dict[str, list[tuple[int, list[str]]]] = {}
-    for st in _assignments(src.tree):
-        name = st.targets[0].id  # type: ignore[attr-defined]
+    named = [(st.targets[0].id, st) for st in _assignments(src.tree)]  # type: ignore[attr-defined]
+    for name, st in [*named, *_self_assignments(it, src)]:
         value = _unwrap(_with_added_layers(src.tree, st))
         if AUX_TARGET.search(name) or not isinstance(value, ast.Call) or not _builds_model(it, src, value):
             continue

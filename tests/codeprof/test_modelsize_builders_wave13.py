@@ -1,0 +1,124 @@
+"""Models chosen by a name through the job's own builders: a function that picks the class with an if/elif on
+the name and wraps it before returning it, and a trainer class whose `__init__` stores the model it builds on
+`self`. The chosen class is counted with the builder's arguments; a wrong count is worse than none."""
+
+from __future__ import annotations
+
+from schedmate.codeprof.analyzer import analyze_code
+from tests.codeprof.codeprof_support import make_job
+
+NETS = """
+    import torch
+    import torch.nn as nn
+
+    class Small(nn.Module):
+        def __init__(self, n_out):
+            super().__init__()
+            self.body = nn.Linear(32, 64)
+            self.head = nn.Linear(64, n_out)
+
+    class Large(nn.Module):
+        def __init__(self, n_out):
+            super().__init__()
+            self.body = nn.Linear(32, 512)
+            self.head = nn.Linear(512, n_out)
+
+    def pick_net(kind, n_out, on_gpu=True):
+        if kind == 'small':
+            net = Small(n_out=n_out)
+        elif kind == 'large':
+            net = Large(n_out=n_out)
+        else:
+            raise ValueError('no such net')
+        if on_gpu:
+            net = torch.nn.DataParallel(net).cuda()
+        else:
+            net = torch.nn.DataParallel(net)
+        return net
+"""
+
+PICKER = {
+    "nets.py": NETS,
+    "fit.py": """
+        import argparse
+        from nets import pick_net
+
+        ap = argparse.ArgumentParser()
+        ap.add_argument('--kind', type=str, required=True)
+        ap.add_argument('--n_out', type=int, default=10)
+        ap.add_argument('--epochs', type=int, default=5)
+        args = ap.parse_args()
+
+        model = pick_net(kind=args.kind, n_out=args.n_out, on_gpu=True)
+        for epoch in range(args.epochs):
+            pass
+    """,
+}
+
+
+def _small(n_out: int) -> int:
+    return 32 * 64 + 64 + 64 * n_out + n_out
+
+
+def _large(n_out: int) -> int:
+    return 32 * 512 + 512 + 512 * n_out + n_out
+
+
+def test_a_builder_that_branches_on_the_name_and_wraps_the_net_counts_the_chosen_class(tmp_path):
+    make_job(tmp_path, PICKER)
+    f = analyze_code(tmp_path, "python fit.py --kind large --n_out 7", use_llm=False).facts
+    assert f["params"].value == _large(7)
+    f = analyze_code(tmp_path, "python fit.py --kind small", use_llm=False).facts
+    assert f["params"].value == _small(10)
+
+
+TRAINER = {
+    "nets.py": NETS,
+    "zoo.py": """
+        from nets import Small, Large
+
+        _TABLE = {'small': Small, 'large': Large}
+
+        def get_model(name, **kwargs):
+            return _TABLE[name.lower()](**kwargs)
+    """,
+    "run.py": """
+        import argparse
+        import torch
+        from zoo import get_model
+
+        class Runner(object):
+            def __init__(self, args):
+                self.args = args
+                self.model = get_model(args.arch, n_out=args.n_out).to('cuda')
+                self.criterion = torch.nn.CrossEntropyLoss()
+
+            def train(self):
+                for epoch in range(self.args.epochs):
+                    pass
+
+        if __name__ == '__main__':
+            ap = argparse.ArgumentParser()
+            ap.add_argument('--arch', default='small')
+            ap.add_argument('--n_out', type=int, default=21)
+            ap.add_argument('--epochs', type=int, default=5)
+            args = ap.parse_args()
+            Runner(args).train()
+    """,
+}
+
+
+def test_a_trainer_class_that_stores_the_model_it_builds_on_self_is_counted(tmp_path):
+    make_job(tmp_path, TRAINER)
+    f = analyze_code(tmp_path, "python run.py --arch LARGE", use_llm=False).facts
+    assert f["params"].value == _large(21)
+    f = analyze_code(tmp_path, "python run.py", use_llm=False).facts
+    assert f["params"].value == _small(21)
+
+
+def test_a_trainer_attribute_built_from_a_setting_only_known_at_run_time_gives_no_count(tmp_path):
+    files = dict(TRAINER)
+    files["run.py"] = files["run.py"].replace("get_model(args.arch,", "get_model(input('arch? '),")
+    make_job(tmp_path, files)
+    f = analyze_code(tmp_path, "python run.py", use_llm=False).facts
+    assert f.get("params") is None or f["params"].value is None
