@@ -122,3 +122,69 @@ def test_a_trainer_attribute_built_from_a_setting_only_known_at_run_time_gives_n
     make_job(tmp_path, files)
     f = analyze_code(tmp_path, "python run.py", use_llm=False).facts
     assert f.get("params") is None or f["params"].value is None
+
+
+SEGMENTER = {
+    "pkg/__init__.py": "",
+    "pkg/data.py": """
+        class Shapes(object):
+            NUM_CLASS = 5
+
+        registry = {'shapes': Shapes}
+    """,
+    "pkg/nets.py": """
+        import torch
+        import torch.nn as nn
+
+        class Seg(nn.Module):
+            def __init__(self, nclass, width=16, norm_layer=nn.BatchNorm2d):
+                super().__init__()
+                self.stem = nn.Conv2d(3, width, 3, padding=1, bias=False)
+                self.bn = norm_layer(width)
+                self.cls = nn.Conv2d(width, nclass, 1)
+
+        def get_seg(dataset='shapes', width=16, pretrained=True, **kwargs):
+            from .data import registry
+            model = Seg(registry[dataset].NUM_CLASS, width=width, **kwargs)
+            if pretrained:
+                model.load_state_dict(torch.load('weights.pth'), strict=False)
+            return model
+
+        def get_model(name, **kwargs):
+            table = {'seg': get_seg, 'seg_alias': get_seg}
+            return table[name](**kwargs)
+    """,
+    "train.py": """
+        import argparse
+        import torch.nn as nn
+        from pkg.nets import get_model
+
+        class Trainer(object):
+            def __init__(self, args):
+                norm = nn.SyncBatchNorm if args.distributed else nn.BatchNorm2d
+                self.model = get_model(args.model, dataset=args.dataset, width=args.width, norm_layer=norm)
+
+        if __name__ == '__main__':
+            ap = argparse.ArgumentParser()
+            ap.add_argument('--model', default='seg')
+            ap.add_argument('--dataset', default='shapes')
+            ap.add_argument('--width', type=int, default=16)
+            args = ap.parse_args()
+            args.distributed = int(input()) > 1
+            Trainer(args)
+    """,
+}
+
+
+def test_a_local_builder_table_a_local_import_and_a_norm_chosen_at_run_time_still_give_the_exact_count(tmp_path):
+    make_job(tmp_path, SEGMENTER)
+    f = analyze_code(tmp_path, "python train.py --width 32", use_llm=False).facts
+    assert f["params"].value == 3 * 32 * 9 + 2 * 32 + (32 * 5 + 5)
+
+
+def test_branches_that_build_different_layers_under_an_unknown_condition_give_no_count(tmp_path):
+    files = dict(SEGMENTER)
+    files["train.py"] = files["train.py"].replace("nn.SyncBatchNorm if", "nn.Identity if")
+    make_job(tmp_path, files)
+    f = analyze_code(tmp_path, "python train.py --width 32", use_llm=False).facts
+    assert f.get("params") is None or f["params"].value is None

@@ -90,6 +90,41 @@ def _self_assignments(it: Interp, src: Source) -> list[tuple[str, ast.Assign]]:
     return out
 
 
+# layers with the same parameters under another name (the synchronised batch norm of distributed runs)
+_SAME_SIZE = {"torch.nn.SyncBatchNorm": "torch.nn.BatchNorm2d", "nn.SyncBatchNorm": "nn.BatchNorm2d"}
+
+
+def _either_way(it: Interp, node: ast.expr, env: dict[str, Any], src: Source) -> Any:
+    """The value of `node`; for `a if cond else b` with an unknown condition, the value both branches share
+    (`nn.SyncBatchNorm if distributed else nn.BatchNorm2d`: the same layer sizes either way)."""
+    try:
+        return it.eval(node, dict(env), src)
+    except GiveUp:
+        if not isinstance(node, ast.IfExp):
+            raise
+    both = {(k := str(getattr(b, "path", b)), _SAME_SIZE.get(k, k))[1]: b
+            for b in (it.eval(node.body, dict(env), src), it.eval(node.orelse, dict(env), src))}
+    if len(both) != 1:
+        raise GiveUp("the branches of a condition known only at run time differ")
+    return next(iter(both.values()))
+
+
+def _method_env(it: Interp, src: Source, st: ast.Assign) -> dict[str, Any]:
+    """The local names a method assigns before `st` (`norm = nn.BatchNorm2d`), those the interpreter can value."""
+    env: dict[str, Any] = {}
+    for fn in ast.walk(src.tree):
+        if isinstance(fn, ast.FunctionDef) and st in fn.body:
+            for prev in fn.body[:fn.body.index(st)]:
+                if isinstance(prev, ast.Assign) and len(prev.targets) == 1 and isinstance(prev.targets[0], ast.Name):
+                    try:
+                        val = _either_way(it, prev.value, env, src)
+                    except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+                        continue
+                    if not isinstance(val, Unknown):
+                        env[prev.targets[0].id] = val
+    return env
+
+
 def _with_added_layers(tree: ast.Module, st: ast.Assign) -> ast.expr:
     """`model = Sequential()` followed by `model.add(layer)` statements in the same block: the value as one
     `Sequential([layer, ...])` call (the Keras idiom of building a layer list step by step)."""
@@ -142,6 +177,10 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
             v = _unwrap(n.value)
             # a name assigned on several branches (`if name == 'a': net = A() elif ...`, then wrapped)
             options = [_unwrap(a) for a in assigned.get(v.id, [])] if isinstance(v, ast.Name) else [v]
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Subscript) and isinstance(v.func.value, ast.Name):
+                # `return models[name](**kwargs)` over a local table `models = {'fcn': get_fcn, ...}`
+                options += [ast.Call(e, [], []) for d in assigned.get(v.func.value.id, []) if isinstance(d, ast.Dict)
+                            for e in d.values[:8]]
             if any(isinstance(o, ast.Call) and _builds_model(it, fn.src, o, depth + 1) for o in options):
                 return True
     return False
@@ -163,7 +202,9 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         it.evidence = [f"{entry}:{st.lineno}"]
         it.steps = 0
         try:
-            got = it.eval(value, {}, src)
+            env = _method_env(it, src, st) if not isinstance(st.targets[0], ast.Name) else {}
+            it.steps = 0
+            got = it.eval(value, env, src)
         except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
             return None  # a model the job builds that cannot be counted: no partial sums
         if isinstance(got, Mod) and (n := got.total()) > 0:
