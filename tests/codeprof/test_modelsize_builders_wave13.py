@@ -188,3 +188,35 @@ def test_branches_that_build_different_layers_under_an_unknown_condition_give_no
     make_job(tmp_path, files)
     f = analyze_code(tmp_path, "python train.py --width 32", use_llm=False).facts
     assert f.get("params") is None or f["params"].value is None
+
+
+DISTILL = {
+    "nets.py": NETS,
+    "distill.py": """
+        import argparse
+        import torch
+        from nets import Small, Large
+
+        table = {'small': Small, 'large': Large}
+
+        def restore(path):
+            name = path.split('/')[-2]
+            net = table[name](n_out=10)
+            net.load_state_dict(torch.load(path))
+            return net
+
+        ap = argparse.ArgumentParser()
+        ap.add_argument('--path_t', type=str)
+        ap.add_argument('--model_s', type=str, default='small')
+        opt = ap.parse_args()
+
+        model_t = restore(opt.path_t)
+        model_s = table[opt.model_s](n_out=10)
+    """,
+}
+
+
+def test_a_distillation_script_counts_the_student_and_not_the_teacher_beside_it(tmp_path):
+    make_job(tmp_path, DISTILL)
+    f = analyze_code(tmp_path, "python distill.py --path_t save/large/best.pth --model_s small", use_llm=False).facts
+    assert f["params"].value == _small(10)

@@ -195,8 +195,17 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         return None
     by_name: dict[str, list[tuple[int, list[str]]]] = {}
     named = [(st.targets[0].id, st) for st in _assignments(src.tree)]  # type: ignore[attr-defined]
+    names = {n for n, _ in named}
+    # a helper the script calls for a value (`model_t = load_teacher(path)`) is evaluated at that call, with its
+    # arguments, never on its own out of context
+    called = {_unwrap(st.value).func.id for _, st in named if isinstance(_unwrap(st.value), ast.Call)
+              and isinstance(_unwrap(st.value).func, ast.Name)}  # type: ignore[attr-defined]
+    inside = {id(n) for f in src.tree.body if isinstance(f, ast.FunctionDef) and f.name in called
+              for n in ast.walk(f)}
     for name, st in [*named, *_self_assignments(it, src)]:
         value = _unwrap(_with_added_layers(src.tree, st))
+        if id(st) in inside or (name.endswith("_t") and f"{name[:-2]}_s" in names):
+            continue  # ... and distillation's `model_t` beside `model_s`: the teacher is not trained
         if AUX_TARGET.search(name) or not isinstance(value, ast.Call) or not _builds_model(it, src, value):
             continue
         it.evidence = [f"{entry}:{st.lineno}"]
