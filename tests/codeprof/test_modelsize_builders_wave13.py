@@ -220,3 +220,16 @@ def test_a_distillation_script_counts_the_student_and_not_the_teacher_beside_it(
     make_job(tmp_path, DISTILL)
     f = analyze_code(tmp_path, "python distill.py --path_t save/large/best.pth --model_s small", use_llm=False).facts
     assert f["params"].value == _small(10)
+
+
+def test_a_model_part_built_only_on_a_branch_the_command_does_not_take_is_left_out(tmp_path):
+    files = dict(DISTILL)
+    files["distill.py"] = files["distill.py"].replace("opt = ap.parse_args()", """ap.add_argument('--distill', default='kd')
+        opt = ap.parse_args()
+        if opt.distill == 'embed':
+            embed_s = Large(n_out=opt.unknown_dim)""")
+    make_job(tmp_path, files)
+    f = analyze_code(tmp_path, "python distill.py --path_t save/large/best.pth --model_s small", use_llm=False).facts
+    assert f["params"].value == _small(10)
+    f = analyze_code(tmp_path, "python distill.py --path_t x/large/b.pth --model_s small --distill embed", use_llm=False)
+    assert f.facts.get("params") is None or f.facts["params"].value is None

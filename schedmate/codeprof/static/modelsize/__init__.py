@@ -186,6 +186,23 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
     return False
 
 
+def _off_path(tree: ast.Module, resolve: Callable[[str], tuple[bool, Any, list[str]]]) -> set[int]:
+    """Statements in a branch the run does not take (`if opt.distill == 'crd':` when the command picks `kd`), by
+    the analyzer's resolver; a condition it cannot settle leaves both branches on the path."""
+    off: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        try:
+            ok, val, _ = resolve(ast.unparse(node.test))
+        except Exception:  # noqa: BLE001 - an expression the resolver cannot read settles nothing
+            continue
+        if ok and isinstance(val, bool):
+            for st in node.orelse if val else node.body:
+                off.update(id(n) for n in ast.walk(st))
+    return off
+
+
 def count_entry_model(read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
                       resolve: Callable[[str], tuple[bool, Any, list[str]]],
                       entry: str) -> tuple[int, list[str]] | None:
@@ -202,9 +219,10 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
               and isinstance(_unwrap(st.value).func, ast.Name)}  # type: ignore[attr-defined]
     inside = {id(n) for f in src.tree.body if isinstance(f, ast.FunctionDef) and f.name in called
               for n in ast.walk(f)}
+    off = _off_path(src.tree, resolve)
     for name, st in [*named, *_self_assignments(it, src)]:
         value = _unwrap(_with_added_layers(src.tree, st))
-        if id(st) in inside or (name.endswith("_t") and f"{name[:-2]}_s" in names):
+        if id(st) in inside or id(st) in off or (name.endswith("_t") and f"{name[:-2]}_s" in names):
             continue  # ... and distillation's `model_t` beside `model_s`: the teacher is not trained
         if AUX_TARGET.search(name) or not isinstance(value, ast.Call) or not _builds_model(it, src, value):
             continue
