@@ -80,9 +80,12 @@ def _self_assignments(it: Interp, src: Source) -> list[tuple[str, ast.Assign]]:
     for cls in src.tree.body:
         if not isinstance(cls, ast.ClassDef):
             continue
-        ref = it.global_(src, cls.name)
-        if not isinstance(ref, ClassRef) or it.is_module_class(ref):
-            continue
+        try:
+            ref = it.global_(src, cls.name)
+            if not isinstance(ref, ClassRef) or it.is_module_class(ref):
+                continue
+        except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+            continue  # a class whose bases cannot be followed: not known to be anything but a module
         for st in ast.walk(cls):
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(t := st.targets[0], ast.Attribute) \
                     and isinstance(t.value, ast.Name) and t.value.id == "self" and _MODEL_ATTR.search(t.attr):
