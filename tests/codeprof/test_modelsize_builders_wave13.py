@@ -233,3 +233,11 @@ def test_a_model_part_built_only_on_a_branch_the_command_does_not_take_is_left_o
     assert f["params"].value == _small(10)
     f = analyze_code(tmp_path, "python distill.py --path_t x/large/b.pth --model_s small --distill embed", use_llm=False)
     assert f.facts.get("params") is None or f.facts["params"].value is None
+
+
+def test_a_trainer_class_whose_bases_loop_is_skipped_without_an_error(tmp_path):
+    files = dict(TRAINER)
+    files["run.py"] = files["run.py"].replace("class Runner(object):", "class Runner(Runner):")
+    make_job(tmp_path, files)
+    f = analyze_code(tmp_path, "python run.py --arch LARGE", use_llm=False).facts
+    assert f.get("params") is None or f["params"].value in (None, _large(21))
