@@ -14,6 +14,9 @@ from schedmate.codeprof.known_models_named_arch import NAMED_ARCH_MODELS
 # (regex on the normalised name, canonical name, family, parameters)
 KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     # --- efficient vision backbones, whole families (papers' tables; timm-style registered names) ---------
+    (r"^replknet[_-]?31[_-]?(b|base)", "replknet31_base", "cnn", 79e6),
+    (r"^replknet[_-]?31[_-]?(l|large)", "replknet31_large", "cnn", 172e6),
+    (r"^replknet[_-]?xl", "replknet_xl", "cnn", 335e6),
     (r"^volo[_-]?d1", "volo_d1", "vit", 26.6e6),
     (r"^volo[_-]?d2", "volo_d2", "vit", 58.7e6),
     (r"^volo[_-]?d3", "volo_d3", "vit", 86.3e6),

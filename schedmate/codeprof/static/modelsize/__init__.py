@@ -70,11 +70,71 @@ def _assignments(tree: ast.Module) -> list[ast.Assign]:
     return out
 
 
+_MODEL_ATTR = re.compile(r"(^|_)(model|net|network)(_|$)", re.IGNORECASE)
+
+
+def _self_assignments(it: Interp, src: Source) -> list[tuple[str, ast.Assign]]:
+    """`self.model = build(...)` in the methods of the script's classes that are not modules themselves (a
+    trainer or runner that builds the model it trains): (attribute name, assignment)."""
+    out: list[tuple[str, ast.Assign]] = []
+    for cls in src.tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        try:
+            ref = it.global_(src, cls.name)
+            if not isinstance(ref, ClassRef) or it.is_module_class(ref):
+                continue
+        except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+            continue  # a class whose bases cannot be followed: not known to be anything but a module
+        for st in ast.walk(cls):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(t := st.targets[0], ast.Attribute) \
+                    and isinstance(t.value, ast.Name) and t.value.id == "self" and _MODEL_ATTR.search(t.attr):
+                out.append((t.attr, st))
+    return out
+
+
+# layers with the same parameters under another name (the synchronised batch norm of distributed runs)
+_SAME_SIZE = {"torch.nn.SyncBatchNorm": "torch.nn.BatchNorm2d", "nn.SyncBatchNorm": "nn.BatchNorm2d"}
+
+
+def _either_way(it: Interp, node: ast.expr, env: dict[str, Any], src: Source) -> Any:
+    """The value of `node`; for `a if cond else b` with an unknown condition, the value both branches share
+    (`nn.SyncBatchNorm if distributed else nn.BatchNorm2d`: the same layer sizes either way)."""
+    try:
+        return it.eval(node, dict(env), src)
+    except GiveUp:
+        if not isinstance(node, ast.IfExp):
+            raise
+    both = {(k := str(getattr(b, "path", b)), _SAME_SIZE.get(k, k))[1]: b
+            for b in (it.eval(node.body, dict(env), src), it.eval(node.orelse, dict(env), src))}
+    if len(both) != 1:
+        raise GiveUp("the branches of a condition known only at run time differ")
+    return next(iter(both.values()))
+
+
+def _method_env(it: Interp, src: Source, st: ast.Assign) -> dict[str, Any]:
+    """The local names a method assigns before `st` (`norm = nn.BatchNorm2d`), those the interpreter can value."""
+    env: dict[str, Any] = {}
+    for fn in ast.walk(src.tree):
+        if isinstance(fn, ast.FunctionDef) and st in fn.body:
+            for prev in fn.body[:fn.body.index(st)]:
+                if isinstance(prev, ast.Assign) and len(prev.targets) == 1 and isinstance(prev.targets[0], ast.Name):
+                    try:
+                        val = _either_way(it, prev.value, env, src)
+                    except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+                        continue
+                    if not isinstance(val, Unknown):
+                        env[prev.targets[0].id] = val
+    return env
+
+
 def _with_added_layers(tree: ast.Module, st: ast.Assign) -> ast.expr:
     """`model = Sequential()` followed by `model.add(layer)` statements in the same block: the value as one
     `Sequential([layer, ...])` call (the Keras idiom of building a layer list step by step)."""
     value = st.value
-    name = st.targets[0].id  # type: ignore[attr-defined]
+    if not isinstance(st.targets[0], ast.Name):
+        return value
+    name = st.targets[0].id
     if not (isinstance(value, ast.Call) and not value.args and not value.keywords
             and ast.unparse(value.func).endswith("Sequential")):
         return value
@@ -109,16 +169,41 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
         return True  # `keras.Sequential([...])`: a layer list counted by keras_layers.py
     if not isinstance(fn, FuncRef) or depth > 3:
         return False
-    assigned = {t.id: n.value for n in ast.walk(fn.node) if isinstance(n, ast.Assign)
-                for t in n.targets if isinstance(t, ast.Name)}
+    assigned: dict[str, list[ast.expr]] = {}
+    for n in ast.walk(fn.node):
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    assigned.setdefault(t.id, []).append(n.value)
     for n in ast.walk(fn.node):
         if isinstance(n, ast.Return) and n.value is not None:
             v = _unwrap(n.value)
-            if isinstance(v, ast.Name) and v.id in assigned:
-                v = _unwrap(assigned[v.id])
-            if isinstance(v, ast.Call) and _builds_model(it, fn.src, v, depth + 1):
+            # a name assigned on several branches (`if name == 'a': net = A() elif ...`, then wrapped)
+            options = [_unwrap(a) for a in assigned.get(v.id, [])] if isinstance(v, ast.Name) else [v]
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Subscript) and isinstance(v.func.value, ast.Name):
+                # `return models[name](**kwargs)` over a local table `models = {'fcn': get_fcn, ...}`
+                options += [ast.Call(e, [], []) for d in assigned.get(v.func.value.id, []) if isinstance(d, ast.Dict)
+                            for e in d.values[:8]]
+            if any(isinstance(o, ast.Call) and _builds_model(it, fn.src, o, depth + 1) for o in options):
                 return True
     return False
+
+
+def _off_path(tree: ast.Module, resolve: Callable[[str], tuple[bool, Any, list[str]]]) -> set[int]:
+    """Statements in a branch the run does not take (`if opt.distill == 'crd':` when the command picks `kd`), by
+    the analyzer's resolver; a condition it cannot settle leaves both branches on the path."""
+    off: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If):
+            continue
+        try:
+            ok, val, _ = resolve(ast.unparse(node.test))
+        except Exception:  # noqa: BLE001 - an expression the resolver cannot read settles nothing
+            continue
+        if ok and isinstance(val, bool):
+            for st in node.orelse if val else node.body:
+                off.update(id(n) for n in ast.walk(st))
+    return off
 
 
 def count_entry_model(read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
@@ -129,15 +214,27 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
     if src is None:
         return None
     by_name: dict[str, list[tuple[int, list[str]]]] = {}
-    for st in _assignments(src.tree):
-        name = st.targets[0].id  # type: ignore[attr-defined]
+    named = [(st.targets[0].id, st) for st in _assignments(src.tree)]  # type: ignore[attr-defined]
+    names = {n for n, _ in named}
+    # a helper the script calls for a value (`model_t = load_teacher(path)`) is evaluated at that call, with its
+    # arguments, never on its own out of context
+    called = {_unwrap(st.value).func.id for _, st in named if isinstance(_unwrap(st.value), ast.Call)
+              and isinstance(_unwrap(st.value).func, ast.Name)}  # type: ignore[attr-defined]
+    inside = {id(n) for f in src.tree.body if isinstance(f, ast.FunctionDef) and f.name in called
+              for n in ast.walk(f)}
+    off = _off_path(src.tree, resolve)
+    for name, st in [*named, *_self_assignments(it, src)]:
         value = _unwrap(_with_added_layers(src.tree, st))
+        if id(st) in inside or id(st) in off or (name.endswith("_t") and f"{name[:-2]}_s" in names):
+            continue  # ... and distillation's `model_t` beside `model_s`: the teacher is not trained
         if AUX_TARGET.search(name) or not isinstance(value, ast.Call) or not _builds_model(it, src, value):
             continue
         it.evidence = [f"{entry}:{st.lineno}"]
         it.steps = 0
         try:
-            got = it.eval(value, {}, src)
+            env = _method_env(it, src, st) if not isinstance(st.targets[0], ast.Name) else {}
+            it.steps = 0
+            got = it.eval(value, env, src)
         except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
             return None  # a model the job builds that cannot be counted: no partial sums
         if isinstance(got, Mod) and (n := got.total()) > 0:

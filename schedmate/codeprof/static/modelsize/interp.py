@@ -424,6 +424,8 @@ class Interp:
         """A call for its effect that cannot add modules: a method of the module being built whose body sets no
         `self.<attr>` and calls no `add_module`/`append`/`register_*` (weight initialisation, logging)."""
         f = call.func
+        if isinstance(f, ast.Attribute) and f.attr == "load_state_dict":  # loading weights adds no parameter
+            return True
         if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
             return False
         obj = env.get("self")
@@ -438,7 +440,10 @@ class Interp:
     def exec_stmt(self, st: ast.stmt, env: dict[str, Any], src: Source) -> None:
         self.steps += 1
         if isinstance(st, ast.Assign):
-            v = self.eval(st.value, env, src)
+            if isinstance(st.value, ast.DictComp):  # a plain dict (of weights to load) holds no registered module
+                v: Any = Unknown("a dict comprehension")
+            else:
+                v = self.eval(st.value, env, src)
             for t in st.targets:
                 self.bind(t, v, env, src)
         elif isinstance(st, ast.AnnAssign):
@@ -483,6 +488,10 @@ class Interp:
             raise _Break
         elif isinstance(st, ast.Continue):
             raise _Continue
+        elif isinstance(st, ast.ImportFrom) and (target := self._module_file("." * st.level + (st.module or ""), src)):
+            for a in st.names:  # `from ..data import datasets` inside a builder: bound like a module-level import
+                if a.name != "*":
+                    env[a.asname or a.name] = self.global_(target, a.name)
         elif isinstance(st, (ast.Pass, ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
             return
         else:

@@ -187,8 +187,13 @@ LEAF_COUNTS: dict[str, Callable[[list[Any], dict[str, Any]], int]] = {
 _WEIGHTED = {"Linear": 2, "Embedding": 2, "Conv1d": 7, "Conv2d": 7, "Conv3d": 7}
 
 
+_DATA_PARALLEL = {"DataParallel", "DistributedDataParallel"}
+
+
 def build_nn(name: str, args: list[Any], kwargs: dict[str, Any]) -> Mod:
     """The module value of `nn.<name>(*args, **kwargs)`; GiveUp for an unknown layer or dimension."""
+    if name.rsplit(".", 1)[-1] in _DATA_PARALLEL and args and isinstance(args[0], Mod):
+        return args[0]  # `nn.DataParallel(net)`: the wrapped module's parameters, nothing more
     if name in PARAM_FREE or name.endswith("Loss"):
         return Mod(name)
     if name in LEAF_COUNTS:
