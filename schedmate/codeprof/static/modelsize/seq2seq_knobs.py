@@ -21,18 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.family_knobs import _int  # a positive whole number or None
+
 _SIGNATURE = {"e_layers", "d_model"}
 # model names whose blocks are not vanilla attention projections (mixing in frequency space, patches, linear)
 _OTHER = ("fedformer", "film", "patchtst", "dlinear", "nlinear", "linear", "timesnet", "micn", "segrnn",
           "timemixer", "tsmixer", "itransformer", "crossformer", "koopa", "lightts", "etsformer", "pyraformer")
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    return v if isinstance(v, int) and v > 0 else None
 
 
 def seq2seq_params(d_model: int, d_ff: int, e_layers: int, d_layers: int, enc_in: int = 7, dec_in: int = 7,
