@@ -128,6 +128,15 @@ class FailureTracker:
             if c.tentative and not c.dismissed:
                 c.dismissed = True
 
+    def on_worked_around(self, lineno: int, rank: int | None, category: str, window: int = 10) -> None:
+        """A line saying the program handled the failure just before it (`skipping batch` after an OOM): the
+        candidates of that category, and the tracebacks no line has named yet, ending within `window` lines
+        of it on its rank, are dismissed (a worked-around event, not the end of the job)."""
+        for c in self.candidates:
+            if not c.dismissed and c.source in RULE_SOURCES and (c.category == category or c.weak) \
+                    and 0 <= lineno - c.last_line <= window and (c.rank is None or rank is None or c.rank == rank):
+                c.dismissed = True
+
     def on_step(self, lineno: int | None = None, step: float | None = None) -> None:
         if lineno is not None and step is not None:
             self.last_step_line, self.last_step = lineno, step

@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable
 
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
+from schedmate.logmon.infra import WORKED_AROUND
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
 from schedmate.logmon.matching import RuleSet
 from schedmate.logmon.progress import ProgressTracker, line_values, own_or_previous_label
@@ -291,6 +292,8 @@ class Monitor(Resolution):
             self.progress.done = True
         elif rule.name == "retry-succeeded":
             self.failures.on_retry_succeeded()
+        elif rule.name in WORKED_AROUND:
+            self.failures.on_worked_around(ll.lineno, ll.rank, "oom")
         elif rule.name == "exception-ignored":
             self._ignored_block = 24
 

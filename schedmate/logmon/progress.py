@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, bracketed_duration, elapsed_figure, rate_figures
+from schedmate.logmon.timing import interval_elapsed, running_mean_field
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
@@ -174,6 +175,7 @@ class ProgressTracker:
         self._epoch_lines = False  # `Epoch 3/10` lines (no step) seen
         self._first_epoch: int | None = None
         self._runs: deque[tuple[int, float, int, float]] = deque(maxlen=WINDOW)  # elapsed: first/last (step, s)
+        self._elapsed_points: deque[tuple[int, float]] = deque(maxlen=WINDOW)  # every (step, elapsed) printed
         self.span_its: deque[float] = deque(maxlen=WINDOW)  # a duration line over the steps since the last one
         self._span_anchor: int | None = None
         self._field_series: deque[tuple[int, float]] = deque(maxlen=WINDOW)  # (step, s_it) as printed
@@ -361,6 +363,7 @@ class ProgressTracker:
 
     def _on_elapsed(self, step: int, elapsed: float) -> None:
         """A running total of seconds printed with the counter: a run goes on while both grow."""
+        self._elapsed_points.append((step, elapsed))
         if self._runs:
             s0, e0, s1, e1 = self._runs[-1]
             if step > s1 and elapsed >= e1:
@@ -389,6 +392,8 @@ class ProgressTracker:
         return [(b[1] - a[1]) / (b[0] - a[0]) for a, b in itertools.pairwise(xs)]
 
     def elapsed_samples(self) -> list[float]:
+        if (per_interval := interval_elapsed(self._elapsed_points)) is not None:
+            return per_interval
         out = []
         for s0, e0, s1, e1 in self._runs:
             if s1 > s0:
@@ -430,7 +435,7 @@ class ProgressTracker:
             return list(self.epoch_its)
         if self.span_its:
             return list(self.span_its)
-        if (cumulative := self._cumulative_field()) is not None:
+        if (cumulative := self._cumulative_field() or running_mean_field(self._field_series)) is not None:
             return cumulative
         if self.field_its:
             return list(self.field_its)

@@ -388,7 +388,7 @@ PROGRESS_RULES: list[Rule] = [
     # torchvision-reference / DETR MetricLogger: `Epoch: [3]  [ 100/1250]  eta: 0:10:00  lr: 0.0001  loss: 1.23 (1.30)
     # ...  time: 0.5012  data: 0.0123  max mem: 1234`; PyTorch ImageNet-example ProgressMeter: `Epoch: [0][ 10/5005]
     # Time  0.512 ( 0.980)    Data ...    Loss 6.9e+00 (6.9e+00)` (its time: `tables.rate_figures`)
-    _p("metric-logger", rf"^Epoch: \[(?P<epoch>\d+)\] *\[ *(?P<step>\d+)/(?P<total_steps>\d+)\]"
+    _p("metric-logger", rf"^Epoch: \[(?P<epoch>\d+)\] *\[ *(?P<step>\d+)/ *(?P<total_steps>\d+)\]"
        rf"(?:[^\n]*? [Ll]oss:? +(?P<loss>{F}))?(?:[^\n]*? time: (?P<s_it>{F}))?", ("epoch: [",)),
     # MNIST-example style: `Train Epoch: 3 [12800/60000 (21%)]    Loss: 0.2871`
     _p("train-epoch-samples", rf"^Train Epoch: (?P<epoch>\d+) \[ *(?P<step>\d+)/(?P<total_steps>\d+) \( *\d+%\)\]"

@@ -46,7 +46,7 @@ KEY_FIELDS: dict[str, str] = {
                                 "elapsed_s", "elapsed_time_s", "wall_time", "walltime", "time_since_start")},
     **{k: "s_it" for k in ("time_this_iter_s", "iter_time", "step_time", "time_per_iter", "time_per_step",
                            "sec_per_iter", "s_it", "sec_it", "batch_time", "time", "time_data", "avg_batch_cost",
-                           "batch_cost", "seconds", "timer")},
+                           "batch_cost", "seconds", "timer", "avg_time")},
     **{k: "ms_it" for k in ("step_time_ms", "iter_time_ms", "time_per_iter_ms", "ms_per_step", "ms_it")},
     **{k: "it_s" for k in ("it_s", "steps_per_second", "steps_per_sec", "global_step/sec", "iters_per_sec")},
     **{k: "total_steps" for k in ("total_steps", "max_steps", "max_iters", "max_iter", "total_iters")},

@@ -21,6 +21,7 @@ unscaled: the loss diverged).
 from __future__ import annotations
 
 from schedmate.logmon.failures import FailureTracker
+from schedmate.logmon.infra import INFRA_RULES
 from schedmate.logmon.launch_errors import LAUNCH_ERROR_RULES
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.tables import nonfinite_loss
@@ -31,6 +32,7 @@ EARLY_ERROR_RULES: list[Rule] = [
     Rule(name="loss-scale-underflow", kind="error:nan", needles=("loss scale",), ignore_case=True,
          pattern=r"loss scale[^\n]*?\breduc\w* (?:the )?(?:loss scale )?to (?:0(?:\.\d+)?|\d+(?:\.\d+)?e-\d+)\b",
          cause="The fp16 loss scale fell below 1 (every step overflows: the loss diverged): {line}"),
+    *INFRA_RULES,  # the machine and the scheduler under the job: root cause first (see `infra`)
     *LAUNCH_ERROR_RULES,  # the interpreter refusing to start the job (no traceback for the exception rules)
 ]
 
