@@ -24,6 +24,7 @@ from schedmate.codeprof.static.names import (
     STEPS,
     VOCAB,
 )
+from schedmate.codeprof.static.loop_length import UNBOUNDED, chunked_loop_steps, fixed_block_epochs, unbounded_caps
 from schedmate.codeprof.static.warmup import loop_from_offset, updates_after_warmup
 
 _SETTINGS_HOLDERS = {"args", "opt", "opts", "cfg", "config", "hparams", "hp", "params", "FLAGS"}
@@ -232,6 +233,10 @@ class RuntimeMixin:
         text = self.wd.read_text(self.r.entry) if self.r.entry else None
         got = updates_after_warmup(text, self.r.entry, R) if text else None
         got = got or (loop_from_offset(text, self.r.entry, R, STEPS) if text else None)
+        got = got or (chunked_loop_steps(text, self.r.entry, R) if text else None)
+        got = got or (fixed_block_epochs(text, self.r.entry, R) if text else None)
+        for key in unbounded_caps(P):  # `max_total_steps = 10**10`: no length, the epochs end the run
+            P.set(key, UNBOUNDED, P.get(key).where, P.get(key).layer)
         if got is not None:  # the loop's own length beats the step settings it is computed from
             P.set("loop_train_steps", got[0], got[1], RUNTIME)
         self._step_loop(P, R)
