@@ -40,7 +40,7 @@ class ConfigFilesMixin:
             if isinstance(path, str) and re.fullmatch(r"[\w-]+(/[\w.-]+)*", path) and "." not in path[-6:]:
                 path = self._config_by_name(path, (L.base, base, "")) or path
             if not isinstance(path, str) or not path.lower().endswith(
-                (".yaml", ".yml", ".json", ".toml", ".py", ".gin", ".jsonnet", ".libsonnet")
+                (".yaml", ".yml", ".json", ".toml", ".py", ".gin", ".jsonnet", ".libsonnet", ".ini", ".cfg")
             ):
                 return
             for root in (L.base, base, ""):
@@ -75,9 +75,10 @@ class ConfigFilesMixin:
                 "load_config",
                 "from_file",
                 "read_text",
+                "read",  # configparser: `config.read("train.ini")`
             }:
                 for a in c["args"][:1]:
-                    m = re.fullmatch(r"""['"]([^'"]+\.(?:ya?ml|json|toml))['"]""", a)
+                    m = re.fullmatch(r"""['"]([^'"]+\.(?:ya?ml|json|toml|ini|cfg))['"]""", a)
                     if m:
                         add(m.group(1), f"{rel}:{c['line']}", CONFIG)
         return out
