@@ -187,3 +187,33 @@ def test_a_real_step_cap_is_still_the_runs_length(tmp_path):
     make_job(tmp_path, {"train_graph.py": SENTINEL.format(cap="10**10")})
     prof = analyze_code(tmp_path, command="python train_graph.py --max_total_steps 5000", use_llm=False)
     assert prof.value("train_steps") == 5000
+
+
+SUFFIXED = """
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-updates", type=str, default="{default}")
+    parser.add_argument("--batch-size", type=int, default=24)
+    args = parser.parse_args()
+    total = to_count(args.max_updates)
+    model = Tagger().cuda()
+    step = 0
+    while step < total:
+        for batch in loader:
+            loss = model(batch)
+            loss.backward()
+            opt.step()
+            step += 1
+"""
+
+
+def test_a_step_count_written_with_a_k_suffix_is_that_many_thousand_steps(tmp_path):
+    make_job(tmp_path, {"train.py": SUFFIXED.format(default="250k")})
+    assert analyze_code(tmp_path, command="python train.py", use_llm=False).value("train_steps") == 250000
+    assert analyze_code(tmp_path, command="python train.py --max-updates 1.5M",
+                        use_llm=False).value("train_steps") == 1500000
+
+
+def test_a_loop_counter_advanced_in_the_loop_is_not_a_step_setting(tmp_path):
+    make_job(tmp_path, {"train.py": SUFFIXED.format(default="until-converged")})
+    assert analyze_code(tmp_path, command="python train.py", use_llm=False).value("train_steps") is None

@@ -216,3 +216,40 @@ def unbounded_caps(params: Any) -> list[str]:
         if n is not None and (math.isinf(n) or n >= _SENTINEL):
             out.append(key)
     return out
+
+
+def lines_in_loops(text: str) -> set[int]:
+    """Lines of the statements inside a `for`/`while` body: an `x += 1` there is a counter the loop advances,
+    not a setting the script adjusts once before training."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    out: set[int] = set()
+    for loop in ast.walk(tree):
+        if isinstance(loop, ast.For | ast.While | ast.AsyncFor):
+            for st in loop.body:
+                out.update(n.lineno for n in ast.walk(st) if isinstance(n, ast.stmt))
+    return out
+
+
+_SUFFIXED = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([kKmMbB])\s*")
+_MULT = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
+
+
+def written_counts(params: Any) -> list[tuple[str, int]]:
+    """(key, number) of step or iteration counts written as text: `100k`, `2.5M`, `1e5`, `1_000_000` (a
+    string option or a YAML 1.1 scalar that the script turns into a number before using it)."""
+    out = []
+    for key, pv in params.items():
+        v = pv.value
+        if not isinstance(v, str) or not _STEP_LEAF.search(key.rsplit(".", 1)[-1]):
+            continue
+        m = _SUFFIXED.fullmatch(v)
+        if m:
+            n = float(m.group(1)) * _MULT[m.group(2).lower()]
+        else:
+            n = _num(v.replace("_", "")) if re.fullmatch(r"\s*[\d_.]+(?:[eE][+]?\d+)?\s*", v) else None
+        if n is not None and n >= 1 and float(n).is_integer():
+            out.append((key, int(n)))
+    return out
