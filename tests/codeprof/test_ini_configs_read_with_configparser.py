@@ -72,3 +72,31 @@ def test_a_fallback_is_used_when_the_file_lacks_the_key(tmp_path):
     make_job(tmp_path, {"optim.ini": no_epochs, "train.py": SCRIPT.format(
         path="optim.ini", epochs_line='n_epochs = cp.getint("optim", "max_epochs", fallback=12)')})
     assert analyze_code(tmp_path, command="python train.py", use_llm=False).value("epochs") == 12
+
+
+MERGED = """
+    import argparse
+    from omegaconf import OmegaConf
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--config", default="conf/run_small.yaml")
+    args, rest = p.parse_known_args()
+    cfg = OmegaConf.merge(OmegaConf.load("conf/base.yaml"), OmegaConf.load(args.config), OmegaConf.from_cli(rest))
+    net = Denoiser().cuda()
+    loader = DataLoader(data, batch_size=cfg.train.batch_size)
+    step = 0
+    while step < cfg.train.total_steps:
+        for x in loader:
+            opt.step()
+            step += 1
+"""
+
+
+def test_a_config_chosen_by_an_option_overrides_the_defaults_file_the_code_loads_by_path(tmp_path):
+    make_job(tmp_path, {"train.py": MERGED, "conf/base.yaml": "train:\n  total_steps: 4000\n  batch_size: 6\n",
+                        "conf/run_small.yaml": "train:\n  total_steps: 6500\n"})
+    prof = analyze_code(tmp_path, command="python train.py", use_llm=False)
+    assert prof.value("train_steps") == 6500
+    assert prof.value("micro_batch_size") == 6
+    prof = analyze_code(tmp_path, command="python train.py --config conf/base.yaml", use_llm=False)
+    assert prof.value("train_steps") == 4000
