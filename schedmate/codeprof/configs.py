@@ -8,6 +8,7 @@ first line after its parent's line that names the key).
 from __future__ import annotations
 
 import ast
+import configparser
 import json
 import re
 import tomllib
@@ -15,7 +16,9 @@ from typing import Any
 
 import yaml
 
-CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".cfg")
+from schedmate.codeprof.ini_config import ini_config, looks_like_ini
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".cfg", ".ini")
 
 
 class ConfigError(ValueError):
@@ -62,9 +65,11 @@ def parse_config(path: str, text: str) -> dict[str, Any]:
             data = tomllib.loads(text)
         elif low.endswith(".py"):
             data = python_literals(text)
+        elif low.endswith((".ini", ".cfg")) and looks_like_ini(text):
+            data = ini_config(text, path)
         else:
             raise ConfigError(f"{path}: unsupported config format")
-    except (yaml.YAMLError, json.JSONDecodeError, tomllib.TOMLDecodeError, SyntaxError) as e:
+    except (yaml.YAMLError, json.JSONDecodeError, tomllib.TOMLDecodeError, SyntaxError, configparser.Error) as e:
         raise ConfigError(f"{path}: cannot parse: {e}".splitlines()[0]) from e
     if data is None:
         return {}

@@ -326,6 +326,13 @@ def _record_call(node: ast.Call, out: dict[str, Any]) -> None:
                 "main_only": _under_main_guard(node),
             }
         )
+    elif tail == "define_flags_with_default":  # absl flags from keyword defaults (mlxu and its copies)
+        for kw in node.keywords:
+            ok, default = const_eval(kw.value) if kw.arg else (False, None)
+            if ok and not isinstance(default, (dict, list, tuple)):
+                out["argparse"].append({"dest": kw.arg, "flags": [f"--{kw.arg}"], "default": default,
+                                        "has_default": True, "action": None, "line": kw.value.lineno,
+                                        "type": None, "help": "", "main_only": _under_main_guard(node)})
     elif tail == "HfArgumentParser" and node.args:
         a = node.args[0]
         elts = a.elts if isinstance(a, (ast.Tuple, ast.List)) else [a]

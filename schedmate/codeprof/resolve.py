@@ -38,7 +38,9 @@ _HOLDERS = {
     "C",
 }
 _CONFIG_OBJECT = re.compile(r"(AttrDict|EasyDict|edict|DotMap|Munch|Namespace|HParams|ConfigDict|OmegaConf\.|"
-                            r"load_config|parse_config|get_config|json\.loads?\(|yaml\.(safe_)?load)")
+                            r"load_config|parse_config|get_config|json\.loads?\(|yaml\.(safe_)?load|ConfigParser\()")
+# configparser's typed getters (`get` with a section and a key is the same call on a parser object)
+_INI_GETTERS = {"getint", "getfloat", "getboolean"}
 _DTYPES = {
     "bfloat16": "bf16",
     "bf16": "bf16",
@@ -246,6 +248,29 @@ class Resolver:
             if added:
                 self._stack.discard(name)
 
+    def _is_ini_parser(self, owner: ast.AST) -> bool:
+        """`cp` of `cp = configparser.ConfigParser()`: its `get(section, key)` reads the INI file."""
+        return isinstance(owner, ast.Name) and any("ConfigParser(" in a["expr"] for a in self.assigns.get(owner.id, []))
+
+    def _ini_get(self, node: ast.Call, ev: list[str]) -> Any:
+        """configparser getters: `cp.getint("train", "epochs", fallback=10)`, `cp["train"].getint("epochs")`
+        (the INI file's sections are config keys; `fallback=` is the value when the file lacks the key)."""
+        owner = node.func.value  # type: ignore[attr-defined]
+        args = [self._ev(a, ev) for a in node.args[:2]]
+        fallback = next((k.value for k in node.keywords if k.arg == "fallback"), None)
+        if isinstance(owner, ast.Subscript) and len(args) == 1:  # cp["train"].getint("epochs")
+            path = [str(self._ev(owner.slice, ev)), str(args[0])]
+        elif isinstance(owner, ast.Name) and owner.id in self.holders and len(args) == 2:
+            path = [str(args[0]), str(args[1])]
+        else:
+            raise Unknown("a getter of an unknown object")
+        try:
+            return self._lookup(".".join(path), ev)
+        except Unknown:
+            if fallback is not None:
+                return self._ev(fallback, ev)
+            raise
+
     def _world(self, ev: list[str]) -> int:
         if self.world is None:
             raise Unknown("world size")
@@ -394,6 +419,9 @@ class Resolver:
                     "abs": abs,
                     "round": round,
                 }[f](*vals)
+            if isinstance(node.func, ast.Attribute) and (tail in _INI_GETTERS or tail == "get" and len(node.args) == 2
+                                                         and self._is_ini_parser(node.func.value)):
+                return self._ini_get(node, ev)
             if f.endswith(".get") and node.args:
                 holder = f[: -len(".get")]
                 key = self._ev(node.args[0], ev)

@@ -40,29 +40,23 @@ class ConfigFilesMixin:
             if isinstance(path, str) and re.fullmatch(r"[\w-]+(/[\w.-]+)*", path) and "." not in path[-6:]:
                 path = self._config_by_name(path, (L.base, base, "")) or path
             if not isinstance(path, str) or not path.lower().endswith(
-                (".yaml", ".yml", ".json", ".toml", ".py", ".gin", ".jsonnet", ".libsonnet")
+                (".yaml", ".yml", ".json", ".toml", ".py", ".gin", ".jsonnet", ".libsonnet", ".ini", ".cfg")
             ):
                 return
             for root in (L.base, base, ""):
                 rel = self.wd.rel(path, root)
                 if rel and self.wd.exists(rel):
-                    if rel not in [o[0] for o in out] and rel != self.r.entry and rel not in self.r.py:
+                    seen = [o for o in out if o[0] == rel]
+                    if seen and seen[0][2] < layer:  # loaded in code and also given on the command line
+                        out.remove(seen[0])
+                        seen = []
+                    if not seen and rel != self.r.entry and rel not in self.r.py:
                         out.append((rel, where, layer))
                     return
             self.r.notes.append(f"config {path} named at {where} is not in the workdir")
 
-        for key, pv in P.items():
-            leaf = key.rsplit(".", 1)[-1]
-            if re.search(
-                r"(^|_)(config|cfg|conf|exp)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$"
-                r"|(^|_)args?_(file|path|json)$", leaf
-            ) and not re.search(r"deepspeed|ds_config", leaf):
-                add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
-            elif pv.layer >= COMMAND_LINE and isinstance(pv.value, str) and pv.value.lower().endswith((".yaml", ".yml")) \
-                    and not re.search(r"deepspeed|ds_config|accelerate|data|dataset", leaf):
-                add(pv.value, pv.where[0], CONFIG_OVERRIDE)  # `--fname configs/x.yaml`: a YAML the job is given
-        for p in self._positional:
-            add(p, L.args_where[0], CONFIG_OVERRIDE)
+        # configs the code loads by a literal path first: they are the defaults that a config chosen by an
+        # option (`OmegaConf.merge(OmegaConf.load('defaults.yaml'), OmegaConf.load(args.config))`) overrides
         for rel, c in self.calls:
             tail = c["func"].rsplit(".", 1)[-1]
             if tail in {
@@ -75,11 +69,24 @@ class ConfigFilesMixin:
                 "load_config",
                 "from_file",
                 "read_text",
+                "read",  # configparser: `config.read("train.ini")`
             }:
                 for a in c["args"][:1]:
-                    m = re.fullmatch(r"""['"]([^'"]+\.(?:ya?ml|json|toml))['"]""", a)
+                    m = re.fullmatch(r"""['"]([^'"]+\.(?:ya?ml|json|toml|ini|cfg))['"]""", a)
                     if m:
                         add(m.group(1), f"{rel}:{c['line']}", CONFIG)
+        for key, pv in P.items():
+            leaf = key.rsplit(".", 1)[-1]
+            if re.search(
+                r"(^|_)(config|cfg|conf|exp)(_(file|path|name))?$|(^|_)(yaml|hparams_file|gin_files?)$"
+                r"|(^|_)args?_(file|path|json)$", leaf
+            ) and not re.search(r"deepspeed|ds_config", leaf):
+                add(pv.value, pv.where[0], CONFIG if pv.layer < COMMAND_LINE else CONFIG_OVERRIDE)
+            elif pv.layer >= COMMAND_LINE and isinstance(pv.value, str) and pv.value.lower().endswith((".yaml", ".yml")) \
+                    and not re.search(r"deepspeed|ds_config|accelerate|data|dataset", leaf):
+                add(pv.value, pv.where[0], CONFIG_OVERRIDE)  # `--fname configs/x.yaml`: a YAML the job is given
+        for p in self._positional:
+            add(p, L.args_where[0], CONFIG_OVERRIDE)
         return out
 
     def _config_by_name(self, name: str, roots: tuple[str, ...]) -> str | None:

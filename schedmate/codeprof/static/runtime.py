@@ -24,6 +24,8 @@ from schedmate.codeprof.static.names import (
     STEPS,
     VOCAB,
 )
+from schedmate.codeprof.static.loop_length import (UNBOUNDED, chunked_loop_steps, fixed_block_epochs, lines_in_loops,
+                                                  unbounded_caps, written_counts)
 from schedmate.codeprof.static.warmup import loop_from_offset, updates_after_warmup
 
 _SETTINGS_HOLDERS = {"args", "opt", "opts", "cfg", "config", "hparams", "hp", "params", "FLAGS"}
@@ -232,6 +234,12 @@ class RuntimeMixin:
         text = self.wd.read_text(self.r.entry) if self.r.entry else None
         got = updates_after_warmup(text, self.r.entry, R) if text else None
         got = got or (loop_from_offset(text, self.r.entry, R, STEPS) if text else None)
+        got = got or (chunked_loop_steps(text, self.r.entry, R) if text else None)
+        got = got or (fixed_block_epochs(text, self.r.entry, R) if text else None)
+        for key, n in written_counts(P):  # `--max-updates 100k`, `max_iter: 1e5`: the count as a number
+            P.set(key, n, P.get(key).where, P.get(key).layer)
+        for key in unbounded_caps(P):  # `max_total_steps = 10**10`: no length, the epochs end the run
+            P.set(key, UNBOUNDED, P.get(key).where, P.get(key).layer)
         if got is not None:  # the loop's own length beats the step settings it is computed from
             P.set("loop_train_steps", got[0], got[1], RUNTIME)
         self._step_loop(P, R)
@@ -260,8 +268,9 @@ class RuntimeMixin:
                 P.set(key, v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
         # in-place updates of known values (nanoGPT: gradient_accumulation_steps //= ddp_world_size)
         entry = self.r.py.get(self.r.entry or "", {})
+        counters = lines_in_loops(text) if text else set()  # `step += 1` in the loop: a counter, not a setting
         for a in entry.get("assigns", []):
-            if a["op"] and a["depth"] == 0 and "." not in a["target"]:
+            if a["op"] and a["depth"] == 0 and "." not in a["target"] and a["line"] not in counters:
                 cur = P.get(a["target"])
                 if cur is None or (a.get("when") and R.truth(a["when"]) is False):
                     continue

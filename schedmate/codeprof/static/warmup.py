@@ -33,14 +33,26 @@ def _bound(loop: ast.While | ast.For) -> tuple[str, str] | None:
     return None
 
 
-def _gated_update(body: list[ast.stmt], counter: str) -> tuple[str, int, int, str] | None:
+def _counter_test(test: ast.expr, counter: str, resolver: Any) -> ast.expr | None:
+    """The `counter >= W` part of an `if` test: the test itself, or one conjunct of `flag and counter >= W`
+    whose other conjuncts the run's settings make true (`args.train_behavioral and t >= args.start_timesteps`)."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return test
+    mine = [v for v in test.values if isinstance(v, ast.Compare) and ast.unparse(v.left) == counter]
+    rest = [ast.unparse(v) for v in test.values if v not in mine]
+    if len(mine) != 1 or resolver is None or resolver.truth(rest) is not True:
+        return None
+    return mine[0]
+
+
+def _gated_update(body: list[ast.stmt], counter: str, resolver: Any = None) -> tuple[str, int, int, str] | None:
     """(warm-up expression, offset, line, updates per iteration) of `if counter >= W:` (offset 0) or
     `if counter > W:` (offset 1) directly in `body` whose branch calls an update (`agent.update(...)`,
     `policy.train(...)`) once, or K times in `for _ in range(K):`."""
     for st in body:
         if not isinstance(st, ast.If):
             continue
-        t = st.test
+        t = _counter_test(st.test, counter, resolver)
         if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and ast.unparse(t.left) == counter
                 and isinstance(t.ops[0], ast.GtE | ast.Gt)):
             continue
@@ -79,7 +91,7 @@ def updates_after_warmup(text: str, rel: str, resolver: Any) -> tuple[int, list[
         bound = _bound(loop)
         if bound is None:
             continue
-        gate = _gated_update(loop.body, bound[0])
+        gate = _gated_update(loop.body, bound[0], resolver)
         if gate is None:
             continue
         ok_n, n, ev_n = resolver.eval(bound[1])
