@@ -288,3 +288,76 @@ class DevicesMixin:
                 "create_device_mesh",
             )
         ) or not self._find_calls("DistributedDataParallel", "DDP")
+
+    # a one-process program's own option for its GPUs: a count (`--num-gpus=8`) or a list of device ids
+    # (`--gpus 0,1,2,3`, `--gpu_ids 0-7`, `--device 0 1`) that it hands to DataParallel or its towers
+    _GPU_COUNT_OPTIONS = ("num_gpus", "n_gpus", "ngpus", "num_gpu", "gpu_num", "nb_gpus", "n_gpu")
+    _GPU_ID_OPTIONS = ("gpus", "gpu_ids", "gpu_id", "gpu_list", "gpu_devices", "device", "devices", "gpu")
+
+    def _gpu_ids(self, value: Any) -> int | None:
+        """How many device ids an id list names: `0,1,2,3`, `0-7`, `[0, 1]`, `0 1 2` (nargs), `cuda:0,1`."""
+        if isinstance(value, (list, tuple)):
+            items = [str(v).strip() for v in value]
+        elif isinstance(value, str):
+            items = [x for x in re.split(r"[\s,]+", value.strip().strip("[]()").removeprefix("cuda:")) if x]
+        else:
+            return None
+        n = 0
+        for x in items:
+            if x.isdigit():
+                n += 1
+            elif (m := re.fullmatch(r"(\d+)-(\d+)", x)) and int(m.group(1)) <= int(m.group(2)):
+                n += int(m.group(2)) - int(m.group(1)) + 1
+            else:
+                return None
+        return n or None
+
+    def _gpu_option(self) -> Setting | None:
+        """GPUs a one-process program says it uses through its own options, set on the command line: a count
+        option (`--num-gpus=8`, TF tower and DataParallel programs) or an id list of two or more
+        (`--gpus 0-7`, `--device 0,1,2,3`: one id alone is ambiguous between an id and a count, so it is left
+        to the other readers)."""
+        for name in self._GPU_COUNT_OPTIONS:
+            pv = self.r.params.get(name)
+            if pv is not None and pv.layer >= COMMAND_LINE and (n := to_int(pv.value)) and n > 0 \
+                    and not isinstance(pv.value, bool):
+                return Setting(n, pv.where)
+        for name in self._GPU_ID_OPTIONS:
+            pv = self.r.params.get(name)
+            if pv is not None and pv.layer >= COMMAND_LINE and (n := self._gpu_ids(pv.value)) and n >= 2:
+                return Setting(n, pv.where)
+        return None
+
+    def _every_visible_ids(self, rel: str, src: str) -> bool:
+        """True when a `device_ids=` expression stands for every visible GPU: it evaluates to None (an option
+        left at its `None` default), or it is built from `torch.cuda.device_count()` directly or through a
+        name the same file assigns from it (`ngpus = torch.cuda.device_count(); range(ngpus)`)."""
+        if "device_count" in src:
+            return True
+        ok, v, _ = self._resolver.eval(src)
+        if ok and v is None:
+            return True
+        names = set(re.findall(r"[A-Za-z_][\w.]*", src))
+        s = self.r.py.get(rel, {})
+        return any(a["target"] in names and "device_count" in a["expr"] for a in s.get("assigns", []))
+
+    def _one_process_gpus(self, ppn: Setting | None, nprocs: Setting | None
+                          ) -> tuple[Setting | None, Setting | None, bool]:
+        """(processes per node, processes, decided) after the one-process job's own GPU choices: a DataParallel
+        over every visible GPU (`device_ids` None or from `device_count()`, under guards that hold) makes the
+        count what the job makes visible, else open, and its loader batch the global one; a GPU option of the
+        program gives the count."""
+        for rel, c in self._find_calls(*self._data_parallel_tails()):
+            src = c["kwargs"].get("device_ids") or (c["args"][1] if len(c["args"]) > 1 else None)
+            if c["func"].endswith("DistributedDataParallel") or src is None or not self._every_visible_ids(rel, src):
+                continue
+            self._one_process_many_gpus = f"{rel}:{c['line']}"
+            got = self._gpu_option() or self._visible_devices()
+            if got is None:
+                self.r.notes.append(f"num_gpus: {rel}:{c['line']} uses DataParallel over every visible GPU; "
+                                    "the count is set at submission")
+                return Setting(None, [f"{rel}:{c['line']}"]), None, True
+            return got, None, True
+        if (got := self._gpu_option()) is not None:
+            return got, None, True
+        return ppn, nprocs, False
