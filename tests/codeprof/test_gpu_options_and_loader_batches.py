@@ -143,3 +143,37 @@ def test_an_evaluation_loaders_batch_is_never_taken_for_the_training_batch(tmp_p
     (tmp_path / "train.py").write_text(VOICE)
     f = analyze_code(tmp_path, "python train.py -c cfg.json", use_llm=False).facts
     assert f.get("micro_batch_size") is None and f.get("num_gpus") is None
+
+
+FINETUNE = """\
+from dataclasses import dataclass, field
+import torch
+import transformers
+
+@dataclass
+class DataArgs:
+    data_path: str = field(default="data.json")
+
+def main():
+    parser = transformers.HfArgumentParser((DataArgs, transformers.TrainingArguments))
+    data_args, training_args = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained("my-org/tiny-lm"{placement})
+    trainer = transformers.Trainer(model=model, args=training_args)
+    trainer.train()
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_the_hf_trainer_in_one_plain_process_uses_every_visible_gpu_unless_the_model_is_placed(tmp_path):
+    cmd = "python sft.py --output_dir out --per_device_train_batch_size 4 --gradient_accumulation_steps 2"
+    (tmp_path / "sft.py").write_text(FINETUNE.format(placement=""))
+    p = analyze_code(tmp_path, cmd, use_llm=False)
+    assert p.facts.get("num_gpus") is None and p.facts.get("global_batch_size") is None
+    assert p.facts["micro_batch_size"].value == 4
+    assert any("every visible GPU" in w for w in p.warnings)
+    f = analyze_code(tmp_path, "CUDA_VISIBLE_DEVICES=0,1 " + cmd, use_llm=False).facts
+    assert f["num_gpus"].value == 2 and f["global_batch_size"].value == 16
+    (tmp_path / "sft.py").write_text(FINETUNE.format(placement=", device_map='auto'"))
+    assert analyze_code(tmp_path, cmd, use_llm=False).facts.get("num_gpus") is None

@@ -258,6 +258,7 @@ class BatchMixin(BatchUnitsMixin):
                 self._help_says_per_device(micro) or self._named_per_device(micro)):
             if self._world:  # one replica per GPU, each fed the batch named/documented per GPU: global = micro x GPUs
                 r.put("global_batch_size", to_int(micro[0]) * self._world, [*micro[1], self._one_process_many_gpus])
+                self._loader_global = (to_int(micro[0]) * self._world, [*micro[1], self._one_process_many_gpus])
         elif micro is not None and self._one_process_many_gpus and to_int(micro[0]):
             # one process feeds every GPU (DataParallel): its loader's batch is the global batch
             where = [*micro[1], self._one_process_many_gpus]

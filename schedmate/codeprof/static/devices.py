@@ -360,4 +360,40 @@ class DevicesMixin:
             return got, None, True
         if (got := self._gpu_option()) is not None:
             return got, None, True
+        if (hf := self._hf_trainer_data_parallel(ppn)) is not None:
+            self._one_process_many_gpus = hf
+            got = self._visible_devices()
+            if got is None:
+                self.r.notes.append(f"num_gpus: {hf}: the HF Trainer in one plain process runs DataParallel over "
+                                    "every visible GPU; the count is set at submission")
+            return got or Setting(None, [hf]), None, True
         return ppn, nprocs, False
+
+    _QUANTIZED_OR_PLACED = ("device_map", "load_in_4bit", "load_in_8bit", "quantization_config", "max_memory")
+
+    def _hf_trainer_data_parallel(self, ppn: Setting | None) -> str | None:
+        """file:line of the HF `TrainingArguments` of a job the launch runs as one plain process, where the
+        Trainer (documented) wraps the model in DataParallel over every visible GPU (`n_gpu =
+        torch.cuda.device_count()`), or the model spreads over them itself (`device_map="auto"`). Not for a
+        model the job places on chosen devices or quantizes (`device_map={"": 0}`, `load_in_4bit`: the count is
+        not the Trainer's), nor under Lightning/Accelerate/DeepSpeed, nor when something else already set the
+        processes."""
+        L = self.r.launch
+        if L is None or not L.get("single_process"):
+            return None
+        launcher_default = L.settings.get("procs_per_node")
+        if ppn is not None and (ppn is not launcher_default or ppn.value != 1):
+            return None
+        if self._imports_any("lightning", "pytorch_lightning", "accelerate", "deepspeed"):
+            return None
+        args = [(rel, c) for rel, c in self.calls if c["func"].rsplit(".", 1)[-1].endswith("TrainingArguments")
+                or (c["func"].rsplit(".", 1)[-1] == "HfArgumentParser" and "TrainingArguments" in " ".join(c["args"]))]
+        if not args:
+            return None
+        for _, c in self.calls:
+            placed = [k for k in self._QUANTIZED_OR_PLACED if k in c["kwargs"]]
+            if placed and not (placed == ["device_map"] and re.fullmatch(
+                    r"""\s*['"](auto|balanced|sequential)['"]\s*""", c["kwargs"]["device_map"])):
+                return None  # `device_map="auto"` alone still spreads the model over every visible GPU
+        rel, c = args[0]
+        return f"{rel}:{c['line']}"
