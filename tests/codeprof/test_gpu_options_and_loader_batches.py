@@ -177,3 +177,25 @@ def test_the_hf_trainer_in_one_plain_process_uses_every_visible_gpu_unless_the_m
     assert f["num_gpus"].value == 2 and f["global_batch_size"].value == 16
     (tmp_path / "sft.py").write_text(FINETUNE.format(placement=", device_map='auto'"))
     assert analyze_code(tmp_path, cmd, use_llm=False).facts.get("num_gpus") is None
+
+
+LIT = """\
+import torch
+import pytorch_lightning as pl
+
+def main(cfg):
+    n_dev = torch.cuda.device_count()
+    trainer = pl.Trainer(devices=n_dev, accelerator="gpu", strategy="ddp", max_epochs=7)
+    trainer.fit(Model(), DataModule(batch_size=12))
+
+if __name__ == "__main__":
+    main(None)
+"""
+
+
+def test_a_lightning_trainer_given_the_device_count_takes_every_visible_gpu(tmp_path):
+    (tmp_path / "fit.py").write_text(LIT)
+    p = analyze_code(tmp_path, "python fit.py", use_llm=False)
+    assert p.facts.get("num_gpus") is None and p.facts.get("global_batch_size") is None
+    f = analyze_code(tmp_path, "CUDA_VISIBLE_DEVICES=0,1,2 python fit.py", use_llm=False).facts
+    assert f["num_gpus"].value == 3

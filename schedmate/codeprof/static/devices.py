@@ -248,6 +248,8 @@ class DevicesMixin:
         (what the job makes visible, else open: decided, None); the job's own `num_gpus` setting says how many
         it replicates over; with neither, TensorFlow computes on one GPU. Not decided for code that does not
         train."""
+        if self._one_process_many_gpus and self._find_calls(*self._data_parallel_tails()):
+            return False, None  # a torch DataParallel job that imports TensorFlow for its data pipeline
         strategies = [f"{rel}:{c['line']}" for t in self._TF_STRATEGIES for rel, c in self._find_calls(t)]
         # a strategy built in a helper the job calls still shows where the job uses it
         strategies += [f"{rel}:{c['line']}" for rel, c in self._find_calls(
@@ -328,18 +330,30 @@ class DevicesMixin:
                 return Setting(n, pv.where)
         return None
 
-    def _every_visible_ids(self, rel: str, src: str) -> bool:
-        """True when a `device_ids=` expression stands for every visible GPU: it evaluates to None (an option
-        left at its `None` default), or it is built from `torch.cuda.device_count()` directly or through a
-        name the same file assigns from it (`ngpus = torch.cuda.device_count(); range(ngpus)`)."""
+    def _from_device_count(self, rel: str, src: str) -> bool:
+        """True when an expression is `torch.cuda.device_count()` or a name the same file assigns from it."""
         if "device_count" in src:
-            return True
-        ok, v, _ = self._resolver.eval(src)
-        if ok and v is None:
             return True
         names = set(re.findall(r"[A-Za-z_][\w.]*", src))
         s = self.r.py.get(rel, {})
         return any(a["target"] in names and "device_count" in a["expr"] for a in s.get("assigns", []))
+
+    def _lightning_device_count(self) -> str | None:
+        """file:line of a Lightning `Trainer(devices=<device_count()>)` (or `gpus=`): every visible GPU."""
+        if not self._imports_any("lightning", "pytorch_lightning"):
+            return None
+        for rel, c in self._find_calls("Trainer"):
+            src = c["kwargs"].get("devices") or c["kwargs"].get("gpus")
+            if src is not None and self._from_device_count(rel, src):
+                return f"{rel}:{c['line']}"
+        return None
+
+    def _every_visible_ids(self, rel: str, src: str) -> bool:
+        """True when a `device_ids=` expression stands for every visible GPU: it evaluates to None (an option
+        left at its `None` default), or it is built from `torch.cuda.device_count()` directly or through a
+        name the same file assigns from it (`ngpus = torch.cuda.device_count(); range(ngpus)`)."""
+        ok, v, _ = self._resolver.eval(src)
+        return (ok and v is None) or self._from_device_count(rel, src)
 
     def _one_process_gpus(self, ppn: Setting | None, nprocs: Setting | None
                           ) -> tuple[Setting | None, Setting | None, bool]:
@@ -360,6 +374,12 @@ class DevicesMixin:
             return got, None, True
         if (got := self._gpu_option()) is not None:
             return got, None, True
+        if (pl := self._lightning_device_count()) is not None:  # each process one GPU: no batch split
+            got = self._visible_devices()
+            if got is None:
+                self.r.notes.append(f"num_gpus: {pl}: the Lightning Trainer takes torch.cuda.device_count() "
+                                    "devices; the count is set at submission")
+            return got or Setting(None, [pl]), None, True
         if (hf := self._hf_trainer_data_parallel(ppn)) is not None:
             self._one_process_many_gpus = hf
             got = self._visible_devices()
