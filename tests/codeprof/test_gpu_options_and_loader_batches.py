@@ -199,3 +199,27 @@ def test_a_lightning_trainer_given_the_device_count_takes_every_visible_gpu(tmp_
     assert p.facts.get("num_gpus") is None and p.facts.get("global_batch_size") is None
     f = analyze_code(tmp_path, "CUDA_VISIBLE_DEVICES=0,1,2 python fit.py", use_llm=False).facts
     assert f["num_gpus"].value == 3
+
+
+DETECT = """\
+import argparse
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--batch-size", type=int, default=16, help="total batch size for all GPUs")
+p.add_argument("--device", default="", help="cuda device, i.e. 0 or 0,1,2,3 or cpu")
+p.add_argument("--epochs", type=int, default=100)
+opt = p.parse_args()
+model = Model().cuda()
+if torch.cuda.device_count() > 1:
+    model = torch.nn.DataParallel(model)
+loader = torch.utils.data.DataLoader(ds, batch_size=opt.batch_size)
+"""
+
+
+def test_a_single_device_id_names_one_gpu_and_a_device_list_as_many(tmp_path):
+    (tmp_path / "train.py").write_text(DETECT)
+    f = analyze_code(tmp_path, "python train.py --batch-size 8 --device 0", use_llm=False).facts
+    assert f["num_gpus"].value == 1 and f["micro_batch_size"].value == 8
+    f = analyze_code(tmp_path, "python train.py --batch-size 8 --device 0,1,2,3", use_llm=False).facts
+    assert f["num_gpus"].value == 4 and f["global_batch_size"].value == 8 and f["micro_batch_size"].value == 2

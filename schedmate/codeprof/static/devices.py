@@ -295,10 +295,15 @@ class DevicesMixin:
     # (`--gpus 0,1,2,3`, `--gpu_ids 0-7`, `--device 0 1`) that it hands to DataParallel or its towers
     _GPU_COUNT_OPTIONS = ("num_gpus", "n_gpus", "ngpus", "num_gpu", "gpu_num", "nb_gpus", "n_gpu")
     _GPU_ID_OPTIONS = ("gpus", "gpu_ids", "gpu_id", "gpu_list", "gpu_devices", "device", "devices", "gpu")
+    _ONE_ID_OPTIONS = ("gpu_ids", "gpu_id", "gpu_list", "gpu_devices", "device", "gpu")
+    """options whose value is a device id even when alone (`--device 0`, YOLO's `cuda device, i.e. 0 or 0,1,2,3`);
+    a lone `--gpus 2` / `--devices 2` is a count in Lightning-style programs, so it is not read here"""
 
     def _gpu_ids(self, value: Any) -> int | None:
         """How many device ids an id list names: `0,1,2,3`, `0-7`, `[0, 1]`, `0 1 2` (nargs), `cuda:0,1`."""
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, int) and not isinstance(value, bool):
+            items = [str(value)]  # `--device 0` read as a number
+        elif isinstance(value, (list, tuple)):
             items = [str(v).strip() for v in value]
         elif isinstance(value, str):
             items = [x for x in re.split(r"[\s,]+", value.strip().strip("[]()").removeprefix("cuda:")) if x]
@@ -316,9 +321,9 @@ class DevicesMixin:
 
     def _gpu_option(self) -> Setting | None:
         """GPUs a one-process program says it uses through its own options, set on the command line: a count
-        option (`--num-gpus=8`, TF tower and DataParallel programs) or an id list of two or more
-        (`--gpus 0-7`, `--device 0,1,2,3`: one id alone is ambiguous between an id and a count, so it is left
-        to the other readers)."""
+        option (`--num-gpus=8`, TF tower and DataParallel programs) or an id list (`--gpus 0-7`,
+        `--device 0,1,2,3`, `--device 0`; a lone value of `--gpus`/`--devices` may be a count, so it is left to
+        the other readers)."""
         for name in self._GPU_COUNT_OPTIONS:
             pv = self.r.params.get(name)
             if pv is not None and pv.layer >= COMMAND_LINE and (n := to_int(pv.value)) and n > 0 \
@@ -326,7 +331,8 @@ class DevicesMixin:
                 return Setting(n, pv.where)
         for name in self._GPU_ID_OPTIONS:
             pv = self.r.params.get(name)
-            if pv is not None and pv.layer >= COMMAND_LINE and (n := self._gpu_ids(pv.value)) and n >= 2:
+            if pv is not None and pv.layer >= COMMAND_LINE and (n := self._gpu_ids(pv.value)) \
+                    and (n >= 2 or name in self._ONE_ID_OPTIONS):
                 return Setting(n, pv.where)
         return None
 
