@@ -9,6 +9,7 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
+from schedmate.codeprof.static.loader_batch import loader_global
 from schedmate.codeprof.static.names import (
     ACCUM,
     EPOCHS,
@@ -18,7 +19,6 @@ from schedmate.codeprof.static.names import (
     STEPS_PER_EPOCH,
 )
 from schedmate.codeprof.static.result import precision_word
-from schedmate.codeprof.static.loader_batch import loader_global
 from schedmate.codeprof.static.seq_len import sequence_length
 
 # a batch size divided by the number of processes or GPUs
@@ -238,7 +238,6 @@ class BatchMixin(BatchUnitsMixin):
 
     def _batch_and_length(self) -> None:
         r = self.r
-        R = self._resolver
         fw = r.val("framework")
         self._batches_in_other_units()
         # micro batch --------------------------------------------------------------------
