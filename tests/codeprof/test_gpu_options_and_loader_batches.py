@@ -223,3 +223,32 @@ def test_a_single_device_id_names_one_gpu_and_a_device_list_as_many(tmp_path):
     assert f["num_gpus"].value == 1 and f["micro_batch_size"].value == 8
     f = analyze_code(tmp_path, "python train.py --batch-size 8 --device 0,1,2,3", use_llm=False).facts
     assert f["num_gpus"].value == 4 and f["global_batch_size"].value == 8 and f["micro_batch_size"].value == 2
+
+
+PINNED = """\
+import argparse
+import os
+import torch
+import pytorch_lightning as pl
+
+def main(args):
+    if args.pin:
+        os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_ids
+    trainer = pl.Trainer(gpus=-1, max_epochs=args.epochs)
+    trainer.fit(Classifier(), DataModule(batch_size=args.batch_size))
+
+if __name__ == "__main__":
+    p = argparse.ArgumentParser()
+    p.add_argument("--gpu_ids", type=str, default="1,2")
+    p.add_argument("--pin", type=int, default=1)
+    p.add_argument("--batch_size", type=int, default=64)
+    p.add_argument("--epochs", type=int, default=20)
+    main(p.parse_args())
+"""
+
+
+def test_visible_devices_the_code_sets_from_its_own_option_decide_every_visible_gpu(tmp_path):
+    (tmp_path / "train.py").write_text(PINNED)
+    assert analyze_code(tmp_path, "python train.py", use_llm=False).facts["num_gpus"].value == 2
+    assert analyze_code(tmp_path, "python train.py --gpu_ids 0,1,2,3", use_llm=False).facts["num_gpus"].value == 4
+    assert analyze_code(tmp_path, "python train.py --pin 0", use_llm=False).facts.get("num_gpus") is None

@@ -217,11 +217,30 @@ class DevicesMixin:
         return None
 
     def _visible_devices(self) -> Setting | None:
-        """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it."""
+        """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it (its own code
+        setting `os.environ["CUDA_VISIBLE_DEVICES"]` before CUDA starts wins over the submitter's value)."""
+        if (code := self._code_visible_devices()) is not None:
+            return code
         cvd = (self.r.launch.env.get("CUDA_VISIBLE_DEVICES") if self.r.launch else None) or ""
         ids = [d for d in cvd.split(",") if d.strip()]
         return Setting(len(ids), ["env:CUDA_VISIBLE_DEVICES"]) if ids and all(d.strip().isdigit() for d in ids) \
             else None
+
+    def _code_visible_devices(self) -> Setting | None:
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id` in the job's code, under guards that hold, with a
+        value the sources give (an id list such as `'0,1'`)."""
+        resolver = getattr(self, "_resolver", None)
+        if resolver is None:
+            return None
+        for rel, s in self.r.py.items():
+            for k in s.get("key_sets", []):
+                if k["key"] != "CUDA_VISIBLE_DEVICES" or not k["obj"].endswith("environ") \
+                        or resolver.truth(k.get("when", [])) is False:
+                    continue
+                ok, v, ev = resolver.eval(k["expr"])
+                if ok and (n := self._gpu_ids(v)):
+                    return Setting(n, [f"{rel}:{k['line']}", *ev])
+        return None
 
     def _spawned(self, sp: Any, rel: str, c: dict[str, Any]) -> tuple[Setting, Setting | None] | None:
         """(processes per node, nodes) of a library call that starts the processes itself."""
