@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG, CONFIG_OVERRIDE, RUNTIME, training_leaf
+from schedmate.codeprof.static.loader_batch import feeds_evaluation
 
 FIELDS = ("micro_batch_size", "global_batch_size", "train_steps", "epochs")
 """The fields candidates may fill. Params are a model-size question, never a named number here; the GPU count is
@@ -276,7 +277,7 @@ def from_python(rel: str, summary: dict[str, Any], text: str | None, entry: bool
             out.append(make(a["target"], literal(a["expr"]), f"{rel}:{a['line']}", "assign", CODE))
     for c in summary.get("calls", []):
         for k, expr in c.get("kwargs", {}).items():
-            if k != "default":
+            if k != "default" and not feeds_evaluation(c):  # `DataLoader(val_set, batch_size=1)`
                 out.append(make(k, literal(expr), f"{rel}:{c['line']}", "keyword", CODE))
     for a in summary.get("argparse", []):
         if a.get("has_default"):

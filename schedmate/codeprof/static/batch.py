@@ -9,6 +9,7 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
+from schedmate.codeprof.static.loader_batch import loader_global
 from schedmate.codeprof.static.names import (
     ACCUM,
     EPOCHS,
@@ -18,6 +19,7 @@ from schedmate.codeprof.static.names import (
     STEPS_PER_EPOCH,
 )
 from schedmate.codeprof.static.result import precision_word
+from schedmate.codeprof.static.seq_len import sequence_length
 
 # a batch size divided by the number of processes or GPUs
 _SPLIT_OVER_PROCESSES = re.compile(
@@ -46,6 +48,8 @@ _LOOKALIKE_HELP = re.compile(r"generat|sampl|inferenc|evaluat|validat|\btest", r
 
 class BatchMixin(BatchUnitsMixin):
     """Batch sizes, accumulation, sequence length, steps/epochs and precision."""
+
+    _loader_global: tuple[int, list[str]] | None = None  # a one-process loader's batch, before accumulation
 
     def _first(
         self, names: tuple[str, ...], min_layer: int = LIBRARY_DEFAULT
@@ -234,7 +238,6 @@ class BatchMixin(BatchUnitsMixin):
 
     def _batch_and_length(self) -> None:
         r = self.r
-        R = self._resolver
         fw = r.val("framework")
         self._batches_in_other_units()
         # micro batch --------------------------------------------------------------------
@@ -254,10 +257,12 @@ class BatchMixin(BatchUnitsMixin):
                 self._help_says_per_device(micro) or self._named_per_device(micro)):
             if self._world:  # one replica per GPU, each fed the batch named/documented per GPU: global = micro x GPUs
                 r.put("global_batch_size", to_int(micro[0]) * self._world, [*micro[1], self._one_process_many_gpus])
+                self._loader_global = (to_int(micro[0]) * self._world, [*micro[1], self._one_process_many_gpus])
         elif micro is not None and self._one_process_many_gpus and to_int(micro[0]):
             # one process feeds every GPU (DataParallel): its loader's batch is the global batch
             where = [*micro[1], self._one_process_many_gpus]
             r.put("global_batch_size", to_int(micro[0]), where)
+            self._loader_global = (to_int(micro[0]), where)  # x accumulation below
             micro = ((to_int(micro[0]) // self._world, where)
                      if self._world and to_int(micro[0]) % self._world == 0 else None)
         if micro is not None:
@@ -274,40 +279,12 @@ class BatchMixin(BatchUnitsMixin):
             accum = self._first(ACCUM) or accumulation_by_name(r.params)
         if accum is not None and to_int(accum[0]) is not None:
             r.put("grad_accum_steps", max(1, to_int(accum[0])), accum[1])  # 0 (Swin-style) accumulates nothing
+            loader_global(self, max(1, to_int(accum[0])), accum[1])
         gb = self._ds_value("train_batch_size") or self._first(GLOBAL) or self._split_setting()
         if gb is not None:
             r.put("global_batch_size", to_int(gb[0]), gb[1])
         # sequence length ---------------------------------------------------------------------
-        seq = self._first(
-            (
-                "seq_length",
-                "seq_len",
-                "training.seq_len",
-                "max_seq_length",
-                "max_seq_len",
-                "block_size",
-                "sequence_length",
-                "context_length",
-                "encoder_seq_length",
-                "max_source_length",
-                "ctx_len",
-                "max_length",
-                "max_len",
-                "max_seq",
-            )
-        )
-        if seq is None:
-            for rel, c in self.calls:
-                tail = c["func"].rsplit(".", 1)[-1]
-                if (
-                    tail in {"tokenizer", "tokenize", "tok", "encode", "__call__"}
-                    or "truncation" in c["kwargs"]
-                ):
-                    if "max_length" in c["kwargs"]:
-                        ok, v, ev = R.eval(c["kwargs"]["max_length"])
-                        if ok and isinstance(v, int):
-                            seq = (v, [f"{rel}:{c['line']}", *ev])
-                            break
+        seq = sequence_length(self)
         if seq is not None and to_int(seq[0]):
             r.put("seq_len", to_int(seq[0]), seq[1])
             self._batches_in_tokens()

@@ -217,11 +217,30 @@ class DevicesMixin:
         return None
 
     def _visible_devices(self) -> Setting | None:
-        """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it."""
+        """The GPUs `CUDA_VISIBLE_DEVICES` makes visible to a one-process job, when the job sets it (its own code
+        setting `os.environ["CUDA_VISIBLE_DEVICES"]` before CUDA starts wins over the submitter's value)."""
+        if (code := self._code_visible_devices()) is not None:
+            return code
         cvd = (self.r.launch.env.get("CUDA_VISIBLE_DEVICES") if self.r.launch else None) or ""
         ids = [d for d in cvd.split(",") if d.strip()]
         return Setting(len(ids), ["env:CUDA_VISIBLE_DEVICES"]) if ids and all(d.strip().isdigit() for d in ids) \
             else None
+
+    def _code_visible_devices(self) -> Setting | None:
+        """`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id` in the job's code, under guards that hold, with a
+        value the sources give (an id list such as `'0,1'`)."""
+        resolver = getattr(self, "_resolver", None)
+        if resolver is None:
+            return None
+        for rel, s in self.r.py.items():
+            for k in s.get("key_sets", []):
+                if k["key"] != "CUDA_VISIBLE_DEVICES" or not k["obj"].endswith("environ") \
+                        or resolver.truth(k.get("when", [])) is False:
+                    continue
+                ok, v, ev = resolver.eval(k["expr"])
+                if ok and (n := self._gpu_ids(v)):
+                    return Setting(n, [f"{rel}:{k['line']}", *ev])
+        return None
 
     def _spawned(self, sp: Any, rel: str, c: dict[str, Any]) -> tuple[Setting, Setting | None] | None:
         """(processes per node, nodes) of a library call that starts the processes itself."""
@@ -248,6 +267,8 @@ class DevicesMixin:
         (what the job makes visible, else open: decided, None); the job's own `num_gpus` setting says how many
         it replicates over; with neither, TensorFlow computes on one GPU. Not decided for code that does not
         train."""
+        if self._one_process_many_gpus and self._find_calls(*self._data_parallel_tails()):
+            return False, None  # a torch DataParallel job that imports TensorFlow for its data pipeline
         strategies = [f"{rel}:{c['line']}" for t in self._TF_STRATEGIES for rel, c in self._find_calls(t)]
         # a strategy built in a helper the job calls still shows where the job uses it
         strategies += [f"{rel}:{c['line']}" for rel, c in self._find_calls(
@@ -288,3 +309,136 @@ class DevicesMixin:
                 "create_device_mesh",
             )
         ) or not self._find_calls("DistributedDataParallel", "DDP")
+
+    # a one-process program's own option for its GPUs: a count (`--num-gpus=8`) or a list of device ids
+    # (`--gpus 0,1,2,3`, `--gpu_ids 0-7`, `--device 0 1`) that it hands to DataParallel or its towers
+    _GPU_COUNT_OPTIONS = ("num_gpus", "n_gpus", "ngpus", "num_gpu", "gpu_num", "nb_gpus", "n_gpu")
+    _GPU_ID_OPTIONS = ("gpus", "gpu_ids", "gpu_id", "gpu_list", "gpu_devices", "device", "devices", "gpu")
+    _ONE_ID_OPTIONS = ("gpu_ids", "gpu_id", "gpu_list", "gpu_devices", "device", "gpu")
+    """options whose value is a device id even when alone (`--device 0`, YOLO's `cuda device, i.e. 0 or 0,1,2,3`);
+    a lone `--gpus 2` / `--devices 2` is a count in Lightning-style programs, so it is not read here"""
+
+    def _gpu_ids(self, value: Any) -> int | None:
+        """How many device ids an id list names: `0,1,2,3`, `0-7`, `[0, 1]`, `0 1 2` (nargs), `cuda:0,1`."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            items = [str(value)]  # `--device 0` read as a number
+        elif isinstance(value, (list, tuple)):
+            items = [str(v).strip() for v in value]
+        elif isinstance(value, str):
+            items = [x for x in re.split(r"[\s,]+", value.strip().strip("[]()").removeprefix("cuda:")) if x]
+        else:
+            return None
+        n = 0
+        for x in items:
+            if x.isdigit():
+                n += 1
+            elif (m := re.fullmatch(r"(\d+)-(\d+)", x)) and int(m.group(1)) <= int(m.group(2)):
+                n += int(m.group(2)) - int(m.group(1)) + 1
+            else:
+                return None
+        return n or None
+
+    def _gpu_option(self) -> Setting | None:
+        """GPUs a one-process program says it uses through its own options, set on the command line: a count
+        option (`--num-gpus=8`, TF tower and DataParallel programs) or an id list (`--gpus 0-7`,
+        `--device 0,1,2,3`, `--device 0`; a lone value of `--gpus`/`--devices` may be a count, so it is left to
+        the other readers)."""
+        for name in self._GPU_COUNT_OPTIONS:
+            pv = self.r.params.get(name)
+            if pv is not None and pv.layer >= COMMAND_LINE and (n := to_int(pv.value)) and n > 0 \
+                    and not isinstance(pv.value, bool):
+                return Setting(n, pv.where)
+        for name in self._GPU_ID_OPTIONS:
+            pv = self.r.params.get(name)
+            if pv is not None and pv.layer >= COMMAND_LINE and (n := self._gpu_ids(pv.value)) \
+                    and (n >= 2 or name in self._ONE_ID_OPTIONS):
+                return Setting(n, pv.where)
+        return None
+
+    def _from_device_count(self, rel: str, src: str) -> bool:
+        """True when an expression is `torch.cuda.device_count()` or a name the same file assigns from it."""
+        if "device_count" in src:
+            return True
+        names = set(re.findall(r"[A-Za-z_][\w.]*", src))
+        s = self.r.py.get(rel, {})
+        return any(a["target"] in names and "device_count" in a["expr"] for a in s.get("assigns", []))
+
+    def _lightning_device_count(self) -> str | None:
+        """file:line of a Lightning `Trainer(devices=<device_count()>)` (or `gpus=`): every visible GPU."""
+        if not self._imports_any("lightning", "pytorch_lightning"):
+            return None
+        for rel, c in self._find_calls("Trainer"):
+            src = c["kwargs"].get("devices") or c["kwargs"].get("gpus")
+            if src is not None and self._from_device_count(rel, src):
+                return f"{rel}:{c['line']}"
+        return None
+
+    def _every_visible_ids(self, rel: str, src: str) -> bool:
+        """True when a `device_ids=` expression stands for every visible GPU: it evaluates to None (an option
+        left at its `None` default), or it is built from `torch.cuda.device_count()` directly or through a
+        name the same file assigns from it (`ngpus = torch.cuda.device_count(); range(ngpus)`)."""
+        ok, v, _ = self._resolver.eval(src)
+        return (ok and v is None) or self._from_device_count(rel, src)
+
+    def _one_process_gpus(self, ppn: Setting | None, nprocs: Setting | None
+                          ) -> tuple[Setting | None, Setting | None, bool]:
+        """(processes per node, processes, decided) after the one-process job's own GPU choices: a DataParallel
+        over every visible GPU (`device_ids` None or from `device_count()`, under guards that hold) makes the
+        count what the job makes visible, else open, and its loader batch the global one; a GPU option of the
+        program gives the count."""
+        for rel, c in self._find_calls(*self._data_parallel_tails()):
+            src = c["kwargs"].get("device_ids") or (c["args"][1] if len(c["args"]) > 1 else None)
+            if c["func"].endswith("DistributedDataParallel") or src is None or not self._every_visible_ids(rel, src):
+                continue
+            self._one_process_many_gpus = f"{rel}:{c['line']}"
+            got = self._gpu_option() or self._visible_devices()
+            if got is None:
+                self.r.notes.append(f"num_gpus: {rel}:{c['line']} uses DataParallel over every visible GPU; "
+                                    "the count is set at submission")
+                return Setting(None, [f"{rel}:{c['line']}"]), None, True
+            return got, None, True
+        if (got := self._gpu_option()) is not None:
+            return got, None, True
+        if (pl := self._lightning_device_count()) is not None:  # each process one GPU: no batch split
+            got = self._visible_devices()
+            if got is None:
+                self.r.notes.append(f"num_gpus: {pl}: the Lightning Trainer takes torch.cuda.device_count() "
+                                    "devices; the count is set at submission")
+            return got or Setting(None, [pl]), None, True
+        if (hf := self._hf_trainer_data_parallel(ppn)) is not None:
+            self._one_process_many_gpus = hf
+            got = self._visible_devices()
+            if got is None:
+                self.r.notes.append(f"num_gpus: {hf}: the HF Trainer in one plain process runs DataParallel over "
+                                    "every visible GPU; the count is set at submission")
+            return got or Setting(None, [hf]), None, True
+        return ppn, nprocs, False
+
+    _QUANTIZED_OR_PLACED = ("device_map", "load_in_4bit", "load_in_8bit", "quantization_config", "max_memory")
+
+    def _hf_trainer_data_parallel(self, ppn: Setting | None) -> str | None:
+        """file:line of the HF `TrainingArguments` of a job the launch runs as one plain process, where the
+        Trainer (documented) wraps the model in DataParallel over every visible GPU (`n_gpu =
+        torch.cuda.device_count()`), or the model spreads over them itself (`device_map="auto"`). Not for a
+        model the job places on chosen devices or quantizes (`device_map={"": 0}`, `load_in_4bit`: the count is
+        not the Trainer's), nor under Lightning/Accelerate/DeepSpeed, nor when something else already set the
+        processes."""
+        L = self.r.launch
+        if L is None or not L.get("single_process"):
+            return None
+        launcher_default = L.settings.get("procs_per_node")
+        if ppn is not None and (ppn is not launcher_default or ppn.value != 1):
+            return None
+        if self._imports_any("lightning", "pytorch_lightning", "accelerate", "deepspeed"):
+            return None
+        args = [(rel, c) for rel, c in self.calls if c["func"].rsplit(".", 1)[-1].endswith("TrainingArguments")
+                or (c["func"].rsplit(".", 1)[-1] == "HfArgumentParser" and "TrainingArguments" in " ".join(c["args"]))]
+        if not args:
+            return None
+        for _, c in self.calls:
+            placed = [k for k in self._QUANTIZED_OR_PLACED if k in c["kwargs"]]
+            if placed and not (placed == ["device_map"] and re.fullmatch(
+                    r"""\s*['"](auto|balanced|sequential)['"]\s*""", c["kwargs"]["device_map"])):
+                return None  # `device_map="auto"` alone still spreads the model over every visible GPU
+        rel, c = args[0]
+        return f"{rel}:{c['line']}"

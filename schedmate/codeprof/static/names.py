@@ -53,6 +53,7 @@ ACCUM = (
     "grad_accumulation_factor",
     "update_freq",
     "accum_freq",
+    "iter_size",  # Caffe solver convention (gradients summed over iter_size forward/backward passes per update)
     "accumulate_grad_batches",
     "optimizer_config.cumulative_iters",  # mmcv GradientCumulativeOptimizerHook
     "optim_wrapper.accumulative_counts",  # mmengine OptimWrapper

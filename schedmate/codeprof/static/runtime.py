@@ -390,6 +390,8 @@ class RuntimeMixin:
                         r.notes.append(f"num_gpus: {rel}:{c['line']} uses DataParallel over every visible GPU; "
                                        "the count is set at submission")
                     break
+            ppn, nprocs, own = self._one_process_gpus(ppn, nprocs)  # devices.py: DataParallel(device_ids=None), --num-gpus
+            uses_gpu = True if own else uses_gpu
             if self._imports_any("jax", "flax") and r.val("framework") != "tensorflow":
                 if uses_gpu and self._mirrored():
                     ppn, nprocs = self._visible_devices(), None  # one JAX process drives every local device
