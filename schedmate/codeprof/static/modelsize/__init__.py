@@ -165,8 +165,8 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
         return False
     if isinstance(fn, ClassRef):
         return it.is_module_class(fn)
-    if isinstance(fn, Ext) and KERAS_PATH.search(fn.path) and fn.path.endswith(".Sequential"):
-        return True  # `keras.Sequential([...])`: a layer list counted by keras_layers.py
+    if isinstance(fn, Ext) and KERAS_PATH.search(fn.path) and fn.path.endswith((".Sequential", ".Model")):
+        return True  # `keras.Sequential([...])`, `Model(inputs, outputs)`: keras_layers.py, keras_graph.py
     if not isinstance(fn, FuncRef) or depth > 3:
         return False
     assigned: dict[str, list[ast.expr]] = {}

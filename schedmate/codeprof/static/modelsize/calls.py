@@ -18,6 +18,7 @@ from schedmate.codeprof.static.modelsize.interp import (
     Tensor,
     Unknown,
 )
+from schedmate.codeprof.static.modelsize.keras_graph import MERGE_FUNCS, call_layer, functional_model, merge
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH, KLayer, sequential_params
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
 
@@ -54,6 +55,8 @@ def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], whe
         return method(it, fn[1], fn[2], args, kwargs)
     if isinstance(fn, Ext):
         return external(it, fn.path, args, kwargs)
+    if isinstance(fn, KLayer):  # `Conv2D(64, 3)(x)`: a Keras layer called on a tensor (keras_graph.py)
+        return call_layer(fn, args, kwargs)
     if isinstance(fn, (Ref, Unknown)):
         return Unknown(f"call of {getattr(fn, 'src', None) or getattr(fn, 'why', '?')}", maybe_module=True)
     return Unknown("call of a value", maybe_module=True)
@@ -133,8 +136,10 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
             items = it.concrete_seq(args[0]) if args else kwargs.get("layers")
             return Mod("Sequential", sequential_params(list(items or [])))
         if last in {"Model", "Functional"}:
-            raise GiveUp("a functional Keras model: its graph is not followed here")
+            return functional_model(args, kwargs)
         return KLayer(last, [it.concrete(a) for a in args], {k: it.concrete(v) for k, v in kwargs.items()})
+    if KERAS_PATH.search(path) and last in MERGE_FUNCS:  # `concatenate([a, b], axis=3)`
+        return merge(last, args[0] if args else kwargs.get("inputs"), kwargs.get("axis", -1))
     if parts[0] == "torch" and len(parts) == 2 and last in _TENSOR_NEW:
         shape = [it.concrete(a) for a in (args[:1] if last == "full" else args)]
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
