@@ -263,6 +263,19 @@ def _hidden_sizes_of_calls(sp: Any) -> tuple[list[int] | None, list[str]]:
     return list(sizes), where
 
 
+def _default_config_files(sp: Any) -> list[str]:
+    """The config file an absl entry script loads unless told otherwise (`config_flags.DEFINE_config_file('config',
+    'configs/sac_default.py')`): its path often names the algorithm."""
+    out = []
+    for _, c in sp.calls:
+        if c["func"].rsplit(".", 1)[-1] == "DEFINE_config_file" and sp._active(c) is not False:
+            expr = c["args"][1] if len(c["args"]) > 1 else (c.get("kwargs") or {}).get("default")
+            ok, v, _ = sp._resolver.eval(expr) if expr else (False, None, [])
+            if ok and isinstance(v, str):
+                out.append(v)
+    return out
+
+
 def params_from_rl_env(sp: Any) -> None:
     """An RL job's networks from its environment (see rl_policies.py): the Nature CNN for an Atari game unless the
     job defines its own convolutional network, MLPs for a well-known vector-observation environment with the
@@ -281,7 +294,8 @@ def params_from_rl_env(sp: Any) -> None:
             if ok and isinstance(v, str) and v.strip():
                 envs.setdefault(v.strip(), [f"{rel}:{c['line']}", *ev])
     words = " ".join([sp.command, sp.r.entry or "", *(str(pv.value) for k, pv in P.items()
-                                                      if k.rsplit(".", 1)[-1] in {"algo", "algorithm", "agent"})])
+                                                      if k.rsplit(".", 1)[-1] in {"algo", "algorithm", "agent"}),
+                      *_default_config_files(sp)])
     algo = next(iter(ALGO_WORD.findall(words.lower())), None)
     games = {g: w for e, w in envs.items() if (g := atari_game(e, atari_ctx))}
     if games:

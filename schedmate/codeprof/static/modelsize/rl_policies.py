@@ -44,7 +44,7 @@ _ATARI_ID = re.compile(r"noframeskip|^ale/|-ram-?v\d|deterministic-v\d", re.IGNO
 # the algorithm's networks: (critics, value nets, actor outputs per action, default hidden sizes)
 _ALGOS = {
     "sac": (2, 0, 2, (256, 256)), "td3": (2, 0, 1, (256, 256)), "ddpg": (1, 0, 1, (400, 300)),
-    "iql": (2, 1, 2, (256, 256)), "cql": (2, 0, 2, (256, 256)), "awac": (2, 0, 2, (256, 256)),
+    "redq": (10, 0, 2, (256, 256)), "iql": (2, 1, 2, (256, 256)), "cql": (2, 0, 2, (256, 256)), "awac": (2, 0, 2, (256, 256)),
     "ppo": (0, 1, 1, (64, 64)), "a2c": (0, 1, 1, (64, 64)), "trpo": (0, 1, 1, (64, 64)),
     "dqn": (0, 0, 1, (64, 64)),
 }
