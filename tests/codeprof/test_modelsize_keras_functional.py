@@ -49,6 +49,13 @@ def test_a_functional_model_counts_the_layers_on_the_way_to_its_output(tmp_path)
     assert f["params"].value == UNET_PARAMS  # 1,755: the unused 64-filter conv is left out
 
 
+def test_layers_built_inline_and_dropped_are_all_counted():
+    x = KTensor((8, 8, 4))
+    for _ in range(40):  # each layer object is referenced only by the tensors it produced
+        x = call_layer(KLayer("Conv2D", [4, 1], {}), [x], {})
+    assert functional_model([None, x], {}).total() == 40 * (4 * 4 + 4)
+
+
 def test_a_shared_layer_counts_once_and_add_needs_equal_shapes():
     inp = KTensor((10,))
     shared = KLayer("Dense", [6], {})
@@ -65,7 +72,7 @@ def test_padding_and_transposed_convolutions_carry_the_spatial_size():
     x = call_layer(KLayer("ZeroPadding2D", [(1, 1)], {}), [x], {})
     assert x.shape == (9, 9, 4)
     y = call_layer(KLayer("Conv2DTranspose", [5, 3], {"strides": 2, "padding": "same"}), [x], {})
-    assert y.shape == (18, 18, 5) and sum(y.layers.values()) == 3 * 3 * 4 * 5 + 5
+    assert y.shape == (18, 18, 5) and sum(n for _, n in y.layers.values()) == 3 * 3 * 4 * 5 + 5
 
 
 def test_a_model_whose_output_is_not_a_followed_tensor_gives_up():

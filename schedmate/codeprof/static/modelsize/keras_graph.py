@@ -5,7 +5,7 @@ not on that path (an encoder's last block the decoder never reads) is not counte
 shared layer) counts once.
 
     inputs = Input((256, 256, 1))            -> a KLayer "Input", read as a KTensor where a tensor is expected
-    Conv2D(64, 3, padding="same")(inputs)    -> KTensor((256, 256, 64), {id(layer): 640})
+    Conv2D(64, 3, padding="same")(inputs)    -> KTensor((256, 256, 64), {id(layer): (layer, 640)})
     Model(inputs=inputs, outputs=x)          -> Mod("Model", sum of the output's layers)
 
 Channels-last only (a `data_format="channels_first"` layer gives up); trainable weights, as keras_layers.py.
@@ -32,7 +32,8 @@ class KTensor:
     """A symbolic Keras tensor: its shape (batch left out) and the layers it was computed through."""
 
     shape: tuple[int, ...]
-    layers: dict[int, int] = field(default_factory=dict)
+    # id(layer) -> (layer, its parameters); the layer is held so that its id is not reused by a later one
+    layers: dict[int, tuple[KLayer, int]] = field(default_factory=dict)
 
 
 def star_external(module: str, name: str) -> Any:
@@ -55,8 +56,8 @@ def tensor(v: Any) -> KTensor:
     raise GiveUp("a Keras layer called on something that is not a Keras tensor")
 
 
-def _union(tensors: list[KTensor]) -> dict[int, int]:
-    out: dict[int, int] = {}
+def _union(tensors: list[KTensor]) -> dict[int, tuple[KLayer, int]]:
+    out: dict[int, tuple[KLayer, int]] = {}
     for t in tensors:
         out.update(t.layers)
     return out
@@ -126,7 +127,7 @@ def call_layer(layer: KLayer, args: list[Any], kwargs: dict[str, Any]) -> KTenso
         return merge(layer.name, x, layer.kwargs.get("axis", -1))
     t = tensor(x)
     n, shape = _apply_more(layer, t.shape)
-    return KTensor(shape, {**t.layers, id(layer): n})
+    return KTensor(shape, {**t.layers, id(layer): (layer, n)})
 
 
 def functional_model(args: list[Any], kwargs: dict[str, Any]) -> Mod:
@@ -135,7 +136,7 @@ def functional_model(args: list[Any], kwargs: dict[str, Any]) -> Mod:
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     if not outs or not all(isinstance(o, KTensor) for o in outs):
         raise GiveUp("a functional Keras model whose outputs were not followed")
-    return Mod("Model", sum(_union(outs).values()))
+    return Mod("Model", sum(n for _, n in _union(outs).values()))
 
 
 __all__ = ["MERGES", "MERGE_FUNCS", "KTensor", "call_layer", "functional_model", "merge", "star_external"]
