@@ -23,6 +23,7 @@ from schedmate.codeprof.static.modelsize.rl_policies import (
     mlp_policy_params,
 )
 from schedmate.codeprof.static.modelsize.seq2seq_knobs import params_from_seq2seq_knobs
+from schedmate.codeprof.static.modelsize.tf_variables import count_tf_variables
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
 # files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
@@ -69,6 +70,10 @@ def params_from_definition(sp: Any) -> None:
         params_from_embedding_tables(sp)
     if sp.r.val("params") is None:
         params_from_local_hf_config(sp)
+    if sp.r.val("params") is None and entry and entry.endswith(".py"):
+        got = count_tf_variables(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
+        if got is not None:
+            sp.r.put("params", got[0], got[1], note="TF1 variables the entry script creates, by their shapes")
 
 
 _SMALL_IMAGES = re.compile(r"cifar|svhn|mnist|stl_?10|tiny_?imagenet", re.IGNORECASE)

@@ -38,9 +38,9 @@ class KTensor:
 
 def star_external(module: str, name: str) -> Any:
     """`from keras.layers import *`: a capitalised name (or a merge function) from an external Keras module."""
-    if KERAS_PATH.search(f"{module}.") or module.split(".")[0] == "keras":
-        if name[:1].isupper() or name in MERGE_FUNCS:
-            return Ext(f"{module}.{name}")
+    keras = KERAS_PATH.search(f"{module}.") or module.split(".")[0] == "keras"
+    if keras and (name[:1].isupper() or name in MERGE_FUNCS):
+        return Ext(f"{module}.{name}")
     return Unknown(f"name {name} not found")
 
 
