@@ -69,3 +69,32 @@ def test_a_choice_the_command_does_not_settle_is_not_summed(tmp_path):
     make_job(tmp_path, {"nets.py": NETS, "runner.py": runner, "main.py": MAIN})
     got = analyze_code(tmp_path, "python main.py --arch wide", use_llm=False).facts.get("params")
     assert got is None or got.value != SMALL + WIDE
+
+
+SELF_OPTIMISING = {
+    "agent.py": """
+        import torch.nn as nn
+        import torch.optim as optim
+
+        class Critic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(6, 32)
+                self.value = nn.Linear(32, 1)
+                self.opt = optim.Adam(self.parameters(), lr=1e-3)
+                self.sched = optim.lr_scheduler.StepLR(self.opt, 100)
+
+        def main():
+            critic = Critic()
+            for episode in range(50):
+                pass
+
+        main()
+    """,
+}
+
+
+def test_a_module_that_holds_its_own_optimizer_is_still_counted(tmp_path):
+    make_job(tmp_path, SELF_OPTIMISING)
+    f = analyze_code(tmp_path, "python agent.py", use_llm=False).facts
+    assert f["params"].value == (6 * 32 + 32) + (32 + 1)

@@ -159,7 +159,8 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
     # tensors, numbers and files from torch's functions, numpy, math, os: never a module with parameters
     harmless = parts[0] in {"numpy", "math", "os", "functools", "itertools", "collections", "copy", "random",
                             "logging", "warnings"} or (parts[0] == "torch" and "nn" not in parts[:-1]
-                                                      and not last[:1].isupper())
+                                                      and not last[:1].isupper()) \
+        or parts[:2] == ["torch", "optim"]  # an optimizer or LR schedule a module keeps holds no weights of its own
     return Unknown(f"{path}(...)", maybe_module=not harmless)
 
 
