@@ -49,3 +49,34 @@ def test_redq_counts_an_ensemble_of_ten_q_networks():
     one_q = (14 * 256 + 256) + (256 * 256 + 256) + (256 + 1)
     actor = (11 * 256 + 256) + (256 * 256 + 256) + (256 * 6 + 6)
     assert mlp_policy_params(11, 3, False, "redq") == actor + 10 * one_q
+
+
+ENV_SIZED = {
+    "qlearn.py": """
+        import gym
+        import torch.nn as nn
+
+        class QNet(nn.Module):
+            def __init__(self, n_obs, n_act):
+                super().__init__()
+                self.h = nn.Linear(n_obs, 48)
+                self.q = nn.Linear(48, n_act)
+
+        env = gym.make('LunarLander-v2')
+        qnet = QNet(env.observation_space.shape[0], env.action_space.n)
+        for ep in range(200):
+            pass
+    """,
+}
+
+
+def test_a_network_sized_from_a_known_environments_spaces_is_counted(tmp_path):
+    make_job(tmp_path, ENV_SIZED)
+    f = analyze_code(tmp_path, "python qlearn.py", use_llm=False).facts
+    assert f["params"].value == (8 * 48 + 48) + (48 * 4 + 4)  # LunarLander: 8 observations, 4 actions
+
+
+def test_an_unknown_environment_leaves_such_a_network_uncounted(tmp_path):
+    make_job(tmp_path, {"qlearn.py": ENV_SIZED["qlearn.py"].replace("LunarLander-v2", "MyMaze-v0")})
+    got = analyze_code(tmp_path, "python qlearn.py", use_llm=False).facts.get("params")
+    assert got is None or got.value != (8 * 48 + 48) + (48 * 4 + 4)

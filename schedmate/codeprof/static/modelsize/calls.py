@@ -21,6 +21,7 @@ from schedmate.codeprof.static.modelsize.interp import (
 from schedmate.codeprof.static.modelsize.keras_graph import MERGE_FUNCS, call_layer, functional_model, merge
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH, KLayer, sequential_params
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
+from schedmate.codeprof.static.modelsize.rl_policies import env_spaces
 
 if TYPE_CHECKING:
     from schedmate.codeprof.static.modelsize.interp import Interp
@@ -147,6 +148,8 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         if not all(isinstance(s, int) and s > 0 for s in shape):
             raise GiveUp("tensor of unknown shape")
         return Tensor(math.prod(shape))
+    if parts[0] in {"gym", "gymnasium"} and last == "make" and args:  # sizes from `env.observation_space.shape`
+        return env_spaces(it.concrete(args[0]))
     if parts[0] in {"numpy", "math"} and last in {"prod", "product"}:
         return math.prod(it.concrete(it.concrete_seq(args[0])))
     if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log"}:
