@@ -30,6 +30,7 @@ from schedmate.codeprof.static.modelsize.interp import (
 )
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
+from schedmate.codeprof.static.modelsize.trainer_objects import trainer_models
 
 # a model built beside the trained one (a copy for averaging or distillation, a frozen reference) or a loss
 AUX_TARGET = re.compile(r"ema|teacher|ref(erence)?\b|frozen|target|loss|criterion|metric|lpips|perceptual|"
@@ -165,8 +166,8 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
         return False
     if isinstance(fn, ClassRef):
         return it.is_module_class(fn)
-    if isinstance(fn, Ext) and KERAS_PATH.search(fn.path) and fn.path.endswith(".Sequential"):
-        return True  # `keras.Sequential([...])`: a layer list counted by keras_layers.py
+    if isinstance(fn, Ext) and KERAS_PATH.search(fn.path) and fn.path.endswith((".Sequential", ".Model")):
+        return True  # `keras.Sequential([...])`, `Model(inputs, outputs)`: keras_layers.py, keras_graph.py
     if not isinstance(fn, FuncRef) or depth > 3:
         return False
     assigned: dict[str, list[ast.expr]] = {}
@@ -227,7 +228,11 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         value = _unwrap(_with_added_layers(src.tree, st))
         if id(st) in inside or id(st) in off or (name.endswith("_t") and f"{name[:-2]}_s" in names):
             continue  # ... and distillation's `model_t` beside `model_s`: the teacher is not trained
-        if AUX_TARGET.search(name) or not isinstance(value, ast.Call) or not _builds_model(it, src, value):
+        if AUX_TARGET.search(name) or not isinstance(value, ast.Call):
+            continue
+        if not _builds_model(it, src, value):  # a trainer object from another file may build it (trainer_objects.py)
+            for cname, n, ev in trainer_models(it, src, value, _builds_model, AUX_TARGET) or []:
+                by_name.setdefault(cname, []).append((n, ev))
             continue
         it.evidence = [f"{entry}:{st.lineno}"]
         it.steps = 0

@@ -18,8 +18,10 @@ from schedmate.codeprof.static.modelsize.interp import (
     Tensor,
     Unknown,
 )
+from schedmate.codeprof.static.modelsize.keras_graph import MERGE_FUNCS, call_layer, functional_model, merge
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH, KLayer, sequential_params
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
+from schedmate.codeprof.static.modelsize.rl_policies import env_spaces
 
 if TYPE_CHECKING:
     from schedmate.codeprof.static.modelsize.interp import Interp
@@ -54,6 +56,8 @@ def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], whe
         return method(it, fn[1], fn[2], args, kwargs)
     if isinstance(fn, Ext):
         return external(it, fn.path, args, kwargs)
+    if isinstance(fn, KLayer):  # `Conv2D(64, 3)(x)`: a Keras layer called on a tensor (keras_graph.py)
+        return call_layer(fn, args, kwargs)
     if isinstance(fn, (Ref, Unknown)):
         return Unknown(f"call of {getattr(fn, 'src', None) or getattr(fn, 'why', '?')}", maybe_module=True)
     return Unknown("call of a value", maybe_module=True)
@@ -133,8 +137,10 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
             items = it.concrete_seq(args[0]) if args else kwargs.get("layers")
             return Mod("Sequential", sequential_params(list(items or [])))
         if last in {"Model", "Functional"}:
-            raise GiveUp("a functional Keras model: its graph is not followed here")
+            return functional_model(args, kwargs)
         return KLayer(last, [it.concrete(a) for a in args], {k: it.concrete(v) for k, v in kwargs.items()})
+    if KERAS_PATH.search(path) and last in MERGE_FUNCS:  # `concatenate([a, b], axis=3)`
+        return merge(last, args[0] if args else kwargs.get("inputs"), kwargs.get("axis", -1))
     if parts[0] == "torch" and len(parts) == 2 and last in _TENSOR_NEW:
         shape = [it.concrete(a) for a in (args[:1] if last == "full" else args)]
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
@@ -142,6 +148,8 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         if not all(isinstance(s, int) and s > 0 for s in shape):
             raise GiveUp("tensor of unknown shape")
         return Tensor(math.prod(shape))
+    if parts[0] in {"gym", "gymnasium"} and last == "make" and args:  # sizes from `env.observation_space.shape`
+        return env_spaces(it.concrete(args[0]))
     if parts[0] in {"numpy", "math"} and last in {"prod", "product"}:
         return math.prod(it.concrete(it.concrete_seq(args[0])))
     if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log"}:
@@ -154,7 +162,8 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
     # tensors, numbers and files from torch's functions, numpy, math, os: never a module with parameters
     harmless = parts[0] in {"numpy", "math", "os", "functools", "itertools", "collections", "copy", "random",
                             "logging", "warnings"} or (parts[0] == "torch" and "nn" not in parts[:-1]
-                                                      and not last[:1].isupper())
+                                                      and not last[:1].isupper()) \
+        or parts[:2] == ["torch", "optim"]  # an optimizer or LR schedule a module keeps holds no weights of its own
     return Unknown(f"{path}(...)", maybe_module=not harmless)
 
 

@@ -23,6 +23,7 @@ from schedmate.codeprof.static.modelsize.rl_policies import (
     mlp_policy_params,
 )
 from schedmate.codeprof.static.modelsize.seq2seq_knobs import params_from_seq2seq_knobs
+from schedmate.codeprof.static.modelsize.tf_variables import count_tf_variables
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
 # files that define a model's architecture (Darknet .cfg, Caffe .prototxt, a YAML/JSON model spec)
@@ -69,6 +70,10 @@ def params_from_definition(sp: Any) -> None:
         params_from_embedding_tables(sp)
     if sp.r.val("params") is None:
         params_from_local_hf_config(sp)
+    if sp.r.val("params") is None and entry and entry.endswith(".py"):
+        got = count_tf_variables(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
+        if got is not None:
+            sp.r.put("params", got[0], got[1], note="TF1 variables the entry script creates, by their shapes")
 
 
 _SMALL_IMAGES = re.compile(r"cifar|svhn|mnist|stl_?10|tiny_?imagenet", re.IGNORECASE)
@@ -263,6 +268,19 @@ def _hidden_sizes_of_calls(sp: Any) -> tuple[list[int] | None, list[str]]:
     return list(sizes), where
 
 
+def _default_config_files(sp: Any) -> list[str]:
+    """The config file an absl entry script loads unless told otherwise (`config_flags.DEFINE_config_file('config',
+    'configs/sac_default.py')`): its path often names the algorithm."""
+    out = []
+    for _, c in sp.calls:
+        if c["func"].rsplit(".", 1)[-1] == "DEFINE_config_file" and sp._active(c) is not False:
+            expr = c["args"][1] if len(c["args"]) > 1 else (c.get("kwargs") or {}).get("default")
+            ok, v, _ = sp._resolver.eval(expr) if expr else (False, None, [])
+            if ok and isinstance(v, str):
+                out.append(v)
+    return out
+
+
 def params_from_rl_env(sp: Any) -> None:
     """An RL job's networks from its environment (see rl_policies.py): the Nature CNN for an Atari game unless the
     job defines its own convolutional network, MLPs for a well-known vector-observation environment with the
@@ -281,7 +299,8 @@ def params_from_rl_env(sp: Any) -> None:
             if ok and isinstance(v, str) and v.strip():
                 envs.setdefault(v.strip(), [f"{rel}:{c['line']}", *ev])
     words = " ".join([sp.command, sp.r.entry or "", *(str(pv.value) for k, pv in P.items()
-                                                      if k.rsplit(".", 1)[-1] in {"algo", "algorithm", "agent"})])
+                                                      if k.rsplit(".", 1)[-1] in {"algo", "algorithm", "agent"}),
+                      *_default_config_files(sp)])
     algo = next(iter(ALGO_WORD.findall(words.lower())), None)
     games = {g: w for e, w in envs.items() if (g := atari_game(e, atari_ctx))}
     if games:

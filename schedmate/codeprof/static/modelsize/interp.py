@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.keras_graph import star_external
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
@@ -137,12 +138,11 @@ class Interp:
             if isinstance(got, Unknown) and sub is not None:
                 return ModuleRef(sub)
             return got
-        for mod in src.stars:
+        for mod in src.stars:  # a local module's names, or a Keras layer from `from keras.layers import *`
             target = self._module_file(mod, src)
-            if target is not None:
-                got = self.global_(target, name)
-                if not isinstance(got, Unknown):
-                    return got
+            got = self.global_(target, name) if target is not None else star_external(mod, name)
+            if not isinstance(got, Unknown):
+                return got
         if name in _BUILTINS:
             return Ext(f"builtins.{name}")
         return Ref(name) if src.entry else Unknown(f"name {name} not found in {src.rel}")

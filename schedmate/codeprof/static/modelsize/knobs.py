@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.dit import DIT_KNOBS, builds_dit, dit_params
 from schedmate.codeprof.static.modelsize.families import decoder_lm_params, unet_params, vit_params
 
 _UNET_CH = ("ch", "nf", "model_channels", "num_channels", "base_channels", "unet_channels", "model_ch")
@@ -173,6 +174,21 @@ def vit_from_knobs(values: Mapping[str, Any]) -> tuple[int, list[str]] | None:
     return n, [k for k in (patch[0], width[0], depth[0]) if k]
 
 
+def dit_from_knobs(values: Mapping[str, Any]) -> tuple[int, list[str]] | None:
+    """A diffusion transformer (dit.py) from one section's patch size, width and depth; MLP ratio, classes and
+    `learn_sigma` when given (the official default learns sigma)."""
+    patch, width, depth = _pick(values, ("patch_size",)), _pick(values, _VIT_WIDTH), _pick(values, _VIT_DEPTH)
+    p, w, d = (_int(x[1]) if x else None for x in (patch, width, depth))
+    if p is None or w is None or d is None:
+        return None
+    ratio = values.get("mlp_ratio", 4.0)
+    ratio = float(ratio) if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0 else 4.0
+    classes = _int(values.get("num_classes"))
+    sigma = values.get("learn_sigma", True) is not False
+    n = dit_params(p, w, d, ratio, classes=classes if classes is not None else 1000, learn_sigma=sigma)
+    return n, [k for k in (patch[0], width[0], depth[0]) if k]  # type: ignore[index]
+
+
 def section_values(items: list[tuple[str, Any]], signature: set[str],
                    accept: Callable[[str], bool] = lambda key: True) -> list[tuple[str, dict[str, Any]]]:
     """Sections of dotted (key, value) pairs that hold a signature knob: each as (section, {leaf: value}); the
@@ -270,15 +286,17 @@ def params_from_knobs(sp: Any, dims_read_elsewhere: bool) -> None:
         if pv is not None and isinstance(pv.value, str) and known.lookup_model(pv.value):
             return
     vits = {}
+    dit = builds_dit(sp.calls, sp._active)  # the job builds a `DiT(...)`: its knobs are a diffusion transformer's
     for sec, vals in section_values(items, {"patch_size"}):
         layers = [P.get(f"{sec}.{k}" if sec else k) for k in vals]
         if not any(pv is not None and pv.layer >= CONFIG for pv in layers):
             continue  # code defaults alone describe a model the run may not build
-        if (got := vit_from_knobs(vals)) is not None:
-            vits[sec] = got
+        is_dit = dit or bool(DIT_KNOBS & set(vals))
+        if (got := dit_from_knobs(vals) if is_dit else vit_from_knobs(vals)) is not None:
+            vits[sec] = (*got, "DiT" if is_dit else "ViT")
     if len(vits) == 1:
-        sec, got = next(iter(vits.items()))
-        _put(sp, got[0], sec_where(sec, got[1]), "ViT from its knobs (patch, width, depth)")
+        sec, (n, used, kind) = next(iter(vits.items()))
+        _put(sp, n, sec_where(sec, used), f"{kind} from its knobs (patch, width, depth)")
         return
     lm_items = [(k, v) for k, v in items if P.get(k) is not None and P.get(k).layer >= CONFIG]  # type: ignore[union-attr]
     for sec, vals in section_values(lm_items, {"vocab_size", "padded_vocab_size", "n_vocab"}):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from schedmate.codeprof.static.modelsize.convnets import mlp_params, nature_cnn_params
 
@@ -44,7 +45,7 @@ _ATARI_ID = re.compile(r"noframeskip|^ale/|-ram-?v\d|deterministic-v\d", re.IGNO
 # the algorithm's networks: (critics, value nets, actor outputs per action, default hidden sizes)
 _ALGOS = {
     "sac": (2, 0, 2, (256, 256)), "td3": (2, 0, 1, (256, 256)), "ddpg": (1, 0, 1, (400, 300)),
-    "iql": (2, 1, 2, (256, 256)), "cql": (2, 0, 2, (256, 256)), "awac": (2, 0, 2, (256, 256)),
+    "redq": (10, 0, 2, (256, 256)), "iql": (2, 1, 2, (256, 256)), "cql": (2, 0, 2, (256, 256)), "awac": (2, 0, 2, (256, 256)),
     "ppo": (0, 1, 1, (64, 64)), "a2c": (0, 1, 1, (64, 64)), "trpo": (0, 1, 1, (64, 64)),
     "dqn": (0, 0, 1, (64, 64)),
 }
@@ -62,6 +63,25 @@ def _key(env: str) -> str:
 def env_dims(env: str) -> tuple[int, int, bool] | None:
     """(observations, actions, discrete?) of a well-known environment id, or None."""
     return ENV_DIMS.get(_key(env))
+
+
+def env_spaces(env: Any) -> Any:
+    """`gym.make("CartPole-v1")` for the module-size interpreter: an object whose `observation_space.shape` and
+    `action_space.n` (or `.shape` for continuous actions) are the table's sizes, so that a network sized from
+    them (`nn.Linear(env.observation_space.shape[0], 128)`) is counted; unknown for any other environment."""
+    from schedmate.codeprof.static.modelsize.layers import Mod
+    from schedmate.codeprof.static.modelsize.values import Unknown
+
+    dims = env_dims(env) if isinstance(env, str) else None
+    if dims is None:
+        return Unknown(f"environment {env!r} of unknown spaces")
+    obs, act, discrete = dims
+    space = Mod("env", plain=True)
+    space.attrs["observation_space"] = Mod("space", plain=True)
+    space.attrs["observation_space"].attrs["shape"] = (obs,)
+    space.attrs["action_space"] = Mod("space", plain=True)
+    space.attrs["action_space"].attrs.update({"n": act} if discrete else {"shape": (act,)})
+    return space
 
 
 def atari_game(env: str, atari_context: bool = False) -> str | None:
@@ -95,5 +115,5 @@ def mlp_policy_params(obs: int, act: int, discrete: bool, algo: str, hidden: Seq
     return n
 
 
-__all__ = ["ALGO_WORD", "ATARI_ACTIONS", "ENV_DIMS", "atari_game", "atari_policy_params", "env_dims",
+__all__ = ["ALGO_WORD", "ATARI_ACTIONS", "ENV_DIMS", "atari_game", "env_spaces", "atari_policy_params", "env_dims",
            "mlp_policy_params"]
