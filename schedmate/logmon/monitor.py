@@ -24,8 +24,9 @@ from collections.abc import Callable
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.infra import WORKED_AROUND
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
+from schedmate.logmon.labels import own_or_previous_label
 from schedmate.logmon.matching import RuleSet
-from schedmate.logmon.progress import ProgressTracker, line_values, own_or_previous_label
+from schedmate.logmon.progress import ProgressTracker, line_values
 from schedmate.logmon.records import CsvRecords, RepeatedCounter
 from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
 from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_injection: re-exported
@@ -40,6 +41,7 @@ from schedmate.logmon.rules import BENIGN_RULES, builtin_rules
 from schedmate.logmon.shapes import duration_line, embedded_stamp
 from schedmate.logmon.store import RuleStore, family_fingerprint
 from schedmate.logmon.tables import TableReader, inline_pairs, nonfinite_loss
+from schedmate.logmon.throughput import batch_size_of
 from schedmate.logmon.verdict import dismiss_after_finish, dismiss_survived, reached_total
 from schedmate.records import DurationEstimate, FailureCategory
 
@@ -203,6 +205,8 @@ class Monitor(Resolution):
         if not text:
             return
         assert self.rules is not None
+        if self.progress.batch_size is None and "atch" in text:
+            self.progress.batch_size = batch_size_of(text)
         rule, m = self.rules.match(text)
         if self._ignored_block:
             self._ignored_block -= 1

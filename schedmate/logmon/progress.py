@@ -25,62 +25,16 @@ import statistics
 from collections import deque
 from dataclasses import dataclass
 
+from schedmate.logmon.labels import DATA_BAR_RATE, counter_label, side_label
 from schedmate.logmon.rules import Rule
-from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, bracketed_duration, elapsed_figure, rate_figures
+from schedmate.logmon.shapes import epoch_duration
+from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
+from schedmate.logmon.throughput import step_seconds
 from schedmate.logmon.timing import interval_elapsed, running_mean_field
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
-# words at a word start: `Validation`, `Detecting objects`, `Class Images ... mAP50`, `Map` (datasets), not
-# `interval`, `latest` or `classifier`
-_SIDE_LABEL = re.compile(r"\b(?:val(?:id|\b|_)|eval|test|detect|comput|infer|predict|sampl|generat|decod|map\b|map\d"
-                         r"|precision|recall|class(?!if)|load|download|fetch|prepar|tokeniz|filter|sanity|metric|score"
-                         r"|cach(?:e|ing)\b)",
-                         re.IGNORECASE)
-_TRAIN_LABEL = re.compile(r"train|\bepoch|\bstep|\biter|\bfit\b|\bbatch", re.IGNORECASE)
 _LABEL_EPOCH = re.compile(r"\bepoch\W{0,3}(\d+)(?: ?(?:/|of) ?(\d+))?", re.IGNORECASE)
-
-
-def counter_label(text: str, m: re.Match[str]) -> str | None:
-    """What a counter line says before its step number (a bar's description); None when the rule has no
-    step group."""
-    if "step" not in m.re.groupindex or m.start("step") < 0:
-        return None
-    return text[:m.start("step")]
-
-
-# a description that says outright it is evaluation, even beside the epoch: `Epoch 15 (validation) acc=0.9:`
-_STRONG_SIDE = re.compile(r"\b(?:validation|validating|evaluation|evaluating|testing|inferenc(?:e|ing))\b|\((?:val|valid|eval|test)\)",
-                          re.IGNORECASE)
-
-
-# what a bar without a description of its own has before its counter: `100% 6/6 [`, `  3%|▎  | 120/4000 [`
-_BARE = re.compile(r"^[\s\d.%|#=>▏▎▍▌▋▊▉█━─-]*$")
-_COUNTERISH = re.compile(r"\d+ ?/ ?\d+|%\|")
-
-
-def own_or_previous_label(label: str | None, previous: str | None) -> str | None:
-    """A bar with no description of its own is described by the line just before it when that line is a
-    short phrase and no progress print itself (`caching latents.` then `100% 6/6 [00:12<00:00, 2.00s/it]`)."""
-    if label is None or not _BARE.match(label) or not previous:
-        return label
-    prev = previous.strip()
-    if not prev or len(prev) > 60 or _COUNTERISH.search(prev):
-        return label
-    return prev
-
-
-DATA_BAR_RATE = 1000.0
-"""Iterations per second above which a bar counts data (vectors loaded, files read), not training steps."""
-
-
-def side_label(label: str | None) -> bool:
-    """A counter described as evaluation, data preparation or metrics work (and not as training)."""
-    if not label:
-        return False
-    if _STRONG_SIDE.search(label) is not None:
-        return True
-    return _SIDE_LABEL.search(label) is not None and _TRAIN_LABEL.search(label) is None
 
 
 # a bracketed `x/y` right after an epoch counter (a separator or none between them)
@@ -104,7 +58,7 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
         if not any(f in values for f in _RATE_FIELDS):  # `Epoch: 14  Time: 61.3263  Loss: 6.09`: the epoch's time
             values.update(rate_figures(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():]))
     if "epoch" in values and "step" not in values and not any(f in values for f in _RATE_FIELDS):
-        took = bracketed_duration(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():])
+        took = epoch_duration(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():])
         if took is not None:  # `Epoch 12/100 [133.2s] | loss ..`: how long the epoch took
             values[EPOCH_SECONDS] = took
     if "step" in values and not any(f in values for f in _RATE_FIELDS):
@@ -151,6 +105,8 @@ class ProgressTracker:
         self.ts_spans: deque[tuple[float, int]] = deque(maxlen=WINDOW)  # (seconds, steps) of the same intervals
         self.coarse_its: deque[float] = deque(maxlen=WINDOW)  # figures in whole seconds (`3s/step`)
         self.epoch_its: deque[float] = deque(maxlen=WINDOW)  # seconds an epoch took, as the framework says
+        self.samples_rates: deque[float] = deque(maxlen=WINDOW)  # samples/s readings (`throughput.step_seconds`)
+        self.batch_size: int | None = None  # the training batch a configuration line names
         self._ts_fraction = False  # some timestamp has sub-second digits
         self.pauses: list[float] = []  # seconds of pause beyond the normal iteration time
         self.pause_steps: list[int] = []  # global step at which each pause happened
@@ -175,6 +131,7 @@ class ProgressTracker:
         self._epoch_lines = False  # `Epoch 3/10` lines (no step) seen
         self._first_epoch: int | None = None
         self._runs: deque[tuple[int, float, int, float]] = deque(maxlen=WINDOW)  # elapsed: first/last (step, s)
+        self._elapsed_epoch: float | None = None  # the epoch when the last elapsed figure came
         self._elapsed_points: deque[tuple[int, float]] = deque(maxlen=WINDOW)  # every (step, elapsed) printed
         self.span_its: deque[float] = deque(maxlen=WINDOW)  # a duration line over the steps since the last one
         self._span_anchor: int | None = None
@@ -364,13 +321,14 @@ class ProgressTracker:
     def _on_elapsed(self, step: int, elapsed: float) -> None:
         """A running total of seconds printed with the counter: a run goes on while both grow."""
         self._elapsed_points.append((step, elapsed))
+        epoch, self._elapsed_epoch = self._elapsed_epoch, self.epoch
         if self._runs:
             s0, e0, s1, e1 = self._runs[-1]
             if step > s1 and elapsed >= e1:
                 self._runs[-1] = (s0, e0, step, elapsed)
                 return
-            if step == s1 and elapsed == e1:
-                return  # the same line printed again
+            if step == s1 and elapsed == e1 and epoch == self.epoch:
+                return  # the same line printed again (not the next epoch's equal figure: Keras `24/24 - 8s`)
         self._runs.append((step, elapsed, step, elapsed))
 
     def on_span(self, seconds: float) -> None:
@@ -416,6 +374,7 @@ class ProgressTracker:
             self.field_its.append(values["ms_it"] / 1000.0)
         if "samples_s" in values:
             self.samples_s = values["samples_s"]
+            self.samples_rates.append(values["samples_s"])
         if "tokens_s" in values:
             self.tokens_s = values["tokens_s"]
         if "lr" in values:
@@ -442,6 +401,8 @@ class ProgressTracker:
         elapsed = self.elapsed_samples()
         if elapsed:
             return elapsed
+        if by_batch := step_seconds(list(self.samples_rates), self.batch_size):
+            return by_batch  # `Speed: 142 samples/sec` and `batch_size=32` in the configuration: 0.225 s/step
         if len(self.ts_spans) >= 3:
             # whole-second stamps a few seconds apart: the span over all intervals averages the rounding out
             return [sum(dt for dt, _ in self.ts_spans) / sum(n for _, n in self.ts_spans)]

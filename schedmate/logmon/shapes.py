@@ -4,6 +4,7 @@
   progress rules of `rules.py`, so a rule there always wins);
 - a line that is only a duration (`0:04:19.419558`): the time the iterations since the previous such line took
   (`duration_line`);
+- how long an epoch took, named beside the epoch's counter (`Epoch 07 loss 2.72 | train 3.1s`; `epoch_duration`);
 - a date and time inside a progress line rather than at its start (`[epoch:3/1200] ... [Time:[2022-08-28
   00:16:24]]`), the line's own time stamp when it has no leading one (`embedded_stamp`).
 """
@@ -14,6 +15,7 @@ import calendar
 import re
 
 from schedmate.logmon.rules import F, Rule
+from schedmate.logmon.tables import bracketed_duration
 
 
 def _p(name: str, pattern: str, needles: tuple[str, ...], **kw: object) -> Rule:
@@ -41,6 +43,20 @@ EXTRA_PROGRESS_RULES: list[Rule] = [
     # the counter while no step counter shows
     _p("epoch-percent", r"\bepoch:? (?P<epoch>\d+) \[\d{1,3}(?:\.\d+)?%\]$", ("epoch",), ignore_case=True,
        epoch_counter=True),
+    # Keras with `verbose=2`, one line per epoch and no bar: `19/19 - 12s - loss: 0.27 - accuracy: 0.96` (the
+    # seconds are the epoch's), newer Keras adds `- 358ms/epoch - 3ms/step` at the end
+    _p("keras-epoch-line", rf"^ *(?P<step>\d+)/(?P<total_steps>\d+) - (?P<elapsed_s>\d+)s - (?:loss: (?P<loss>{F}))?"
+       rf"(?:[^\n]*? - (?:(?P<ms_it>{F})ms|(?P<s_it>{F})s)/step$)?", ("s - ",)),
+    # an epoch and a batch in brackets, the batch restarting every epoch, no total: `[Epoch 3][Batch 50], Speed: ..`
+    # (GluonCV-style scripts), `Epoch[9] Batch [620]<TAB>Speed: 142.3 samples/sec` (MXNet's Speedometer)
+    _p("epoch-batch-brackets", rf"\bEpoch ?[\[ ](?P<epoch>\d+)\] ?\[?Batch ?[\[ ] ?(?P<step>\d+) ?\](?!/)"
+       rf"(?:[^\n]*?\bSpeed: (?P<samples_s>{F}) samples/s)?", ("batch",), ignore_case=True),
+    # a step in brackets, then a training loss: `Step [1200]  train Loss : 0.41, training accuracy : 0.9`
+    _p("bracket-step-loss", rf"^(?:step|iter|iteration) ?\[ ?(?P<step>\d+) ?\] +(?:train(?:ing)? +)?loss ?[:=] ?(?P<loss>{F})",
+       ("step", "iter"), ignore_case=True),
+    # the evaluation printed between them: `Step [1200]  val Loss : 0.52, val accuracy : 0.88` (a pause)
+    Rule(name="bracket-step-eval", pattern=r"^(?:step|iter|iteration) ?\[ ?\d+ ?\] +(?:val|valid|validation|eval|test)\b",
+         kind="pause:eval", needles=("step", "iter"), ignore_case=True),
     # a save that names the step it was made at: `Saving model and optimizer state at iteration 6000 to out.pt`
     _p("saved-at-step", r"\b(?:saving|saved)\b[^\n]{0,60}?\bat (?:iteration|iter|step|global step) (?P<step>\d+)\b",
        ("saving", "saved"), ignore_case=True, marks_pause=True),
@@ -73,3 +89,30 @@ def embedded_stamp(text: str) -> float | None:
         return None
     ts = calendar.timegm((int(y), int(mo), int(d), int(h), int(mi), int(s), 0, 0, 0))
     return ts + (int(f) / 10 ** len(f) if f else 0.0)
+
+
+# a duration named as the training time (not inference or data time) on an epoch's line: `| train 3.1s`,
+# `train_time: 61.3 s`, `took 95s`, `time 0:01:05`
+_LABELLED_DURATION = re.compile(r"\b(?:train(?:ing)?(?:[ _]time)?|took|time|duration)\b ?[:=]? ?(?:(\d+(?:\.\d+)?) ?"
+                                r"(s|sec|secs|seconds|min|mins|minutes)\b|(\d+):(\d\d):(\d\d(?:\.\d+)?)\b)", re.IGNORECASE)
+
+# a qualifier just before the word: a running total, a forecast or another phase's time, not the epoch's
+_NOT_EPOCH_TIME = re.compile(r"(?:elapsed|total|remaining|eta|left|infer\w*|eval\w*|val\w*|test\w*|data|load\w*)\W*$",
+                             re.IGNORECASE)
+
+
+def epoch_duration(text: str) -> float | None:
+    """Seconds an epoch took, stated on its line after the counter: in brackets (`Epoch 12/100 [133.2s]`), or
+    named as the training time with a unit (`Epoch 07 loss 2.72 | train 3.1s | infer 5.5s`); else None."""
+    took = bracketed_duration(text)
+    if took is not None:
+        return took
+    m = next((m for m in _LABELLED_DURATION.finditer(text) if not _NOT_EPOCH_TIME.search(text[max(0, m.start() - 12):m.start()])),
+             None)
+    if m is None:
+        return None
+    if m[1] is not None:
+        v = float(m[1]) * (60.0 if m[2].lower().startswith("min") else 1.0)
+    else:
+        v = int(m[3]) * 3600.0 + int(m[4]) * 60.0 + float(m[5])
+    return v if v > 0 else None
