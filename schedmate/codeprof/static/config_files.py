@@ -16,6 +16,7 @@ from schedmate.codeprof.params import (
     norm,
     training_leaf,
 )
+from schedmate.codeprof.static.table_select import select_tables
 
 # keys that make a config with DeepSpeed's keys also a model/run config (GPT-NeoX YAMLs)
 _MODEL_KEYS = {"num_layers", "hidden_size", "train_iters", "seq_length", "num_attention_heads"}
@@ -120,6 +121,10 @@ class ConfigFilesMixin:
             self._load_config(rel, layer, prefix="")
         self._group_overrides()
         self._target_modules()
+        # `cfg.param = cfg.param[cfg.dataset_name]`: the block of a per-name table the run uses
+        entry = [self.r.entry] if self.r.entry in self.r.py else []
+        files = entry + [f for f in self.r.py if f not in entry]
+        self.r.notes.extend(select_tables(self.r.params, self.r.py, files))
 
     def _group_overrides(self) -> None:
         """Hydra config-group choices on the command line (`+config/pretrain/models=resnet50_w2`,
