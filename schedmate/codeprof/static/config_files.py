@@ -16,6 +16,7 @@ from schedmate.codeprof.params import (
     norm,
     training_leaf,
 )
+from schedmate.codeprof.static.script_paths import path_from_script_dir
 from schedmate.codeprof.static.table_select import select_tables
 
 # keys that make a config with DeepSpeed's keys also a model/run config (GPT-NeoX YAMLs)
@@ -76,6 +77,8 @@ class ConfigFilesMixin:
                     m = re.fullmatch(r"""['"]([^'"]+\.(?:ya?ml|json|toml|ini|cfg))['"]""", a)
                     if m:
                         add(m.group(1), f"{rel}:{c['line']}", CONFIG)
+                    elif (built := path_from_script_dir(a, rel)) and re.search(r"\.(ya?ml|json|toml|ini|cfg)$", built):
+                        add(built, f"{rel}:{c['line']}", CONFIG)  # `os.path.join(os.path.dirname(__file__), ...)`
         for key, pv in P.items():
             leaf = key.rsplit(".", 1)[-1]
             if re.search(
