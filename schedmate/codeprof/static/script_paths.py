@@ -53,4 +53,4 @@ def path_from_script_dir(src: str, rel: str) -> str | None:
         out = posixpath.normpath(_ev(node, rel))
     except (SyntaxError, _Unknown, TypeError, RecursionError):
         return None
-    return None if out.startswith("..") or out.startswith("/") else out
+    return None if out.startswith(("..", "/")) else out
