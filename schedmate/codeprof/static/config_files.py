@@ -16,6 +16,8 @@ from schedmate.codeprof.params import (
     norm,
     training_leaf,
 )
+from schedmate.codeprof.static.script_paths import path_from_script_dir
+from schedmate.codeprof.static.table_select import select_tables
 
 # keys that make a config with DeepSpeed's keys also a model/run config (GPT-NeoX YAMLs)
 _MODEL_KEYS = {"num_layers", "hidden_size", "train_iters", "seq_length", "num_attention_heads"}
@@ -75,6 +77,8 @@ class ConfigFilesMixin:
                     m = re.fullmatch(r"""['"]([^'"]+\.(?:ya?ml|json|toml|ini|cfg))['"]""", a)
                     if m:
                         add(m.group(1), f"{rel}:{c['line']}", CONFIG)
+                    elif (built := path_from_script_dir(a, rel)) and re.search(r"\.(ya?ml|json|toml|ini|cfg)$", built):
+                        add(built, f"{rel}:{c['line']}", CONFIG)  # `os.path.join(os.path.dirname(__file__), ...)`
         for key, pv in P.items():
             leaf = key.rsplit(".", 1)[-1]
             if re.search(
@@ -120,6 +124,10 @@ class ConfigFilesMixin:
             self._load_config(rel, layer, prefix="")
         self._group_overrides()
         self._target_modules()
+        # `cfg.param = cfg.param[cfg.dataset_name]`: the block of a per-name table the run uses
+        entry = [self.r.entry] if self.r.entry in self.r.py else []
+        files = entry + [f for f in self.r.py if f not in entry]
+        self.r.notes.extend(select_tables(self.r.params, self.r.py, files))
 
     def _group_overrides(self) -> None:
         """Hydra config-group choices on the command line (`+config/pretrain/models=resnet50_w2`,

@@ -134,11 +134,12 @@ class RuntimeMixin:
                 if ok:
                     P.set(k, v, [f"{rel}:{c['line']}", *ev], RUNTIME)
         for rel, c in self._find_calls("fit", "fit_generator"):  # Keras-style `model.fit(x, batch_size=32, epochs=10)`
-            for k in ("epochs", "batch_size", "steps_per_epoch"):
+            # the epoch keyword of a library's own `fit` (`trainer.fit(n_epochs=2)`, `clf.fit(max_epochs=50)`)
+            for k in ("batch_size", "steps_per_epoch", *(e for e in EPOCHS if e in c["kwargs"])):
                 if k in c["kwargs"]:
                     ok, v, ev = R.eval(c["kwargs"][k])
                     if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
-                        P.set(k, v, [f"{rel}:{c['line']}", *ev], RUNTIME)
+                        P.set("epochs" if k in EPOCHS else k, v, [f"{rel}:{c['line']}", *ev], RUNTIME)
         if self._imports_any("lightning", "pytorch_lightning"):
             for rel, c in self._find_calls("Trainer"):
                 for k, src in c["kwargs"].items():

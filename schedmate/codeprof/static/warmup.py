@@ -11,8 +11,9 @@ from typing import Any
 _UPDATE_WORDS = ("update", "train", "learn", "optimize", "optimise")
 
 
-def _bound(loop: ast.While | ast.For) -> tuple[str, str] | None:
-    """(counter, length expression) of `while c < N` (with `c += 1` in its body) or `for c in range(N)`."""
+def _bound(loop: ast.While | ast.For) -> tuple[str, str, str] | None:
+    """(counter, start, stop expressions) of `while c < N` (with `c += 1` in its body; start taken as 0),
+    `for c in range(N)` or `for c in range(a, b)`, also wrapped in a progress bar (`tqdm(range(1, N + 1))`)."""
     if isinstance(loop, ast.While):
         t = loop.test
         if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Lt):
@@ -21,15 +22,14 @@ def _bound(loop: ast.While | ast.For) -> tuple[str, str] | None:
                                and ast.unparse(st.target) == counter and ast.unparse(st.value) == "1"
                                for st in loop.body)
             if steps_by_one:
-                return counter, ast.unparse(t.comparators[0])
+                return counter, "0", ast.unparse(t.comparators[0])
         return None
-    it = loop.iter
-    if isinstance(it, ast.Call) and ast.unparse(it.func) == "range" and len(it.args) == 1 \
-            and isinstance(loop.target, ast.Name):
-        n = it.args[0]
+    args = _range_args(loop.iter)
+    if args and len(args) in (1, 2) and isinstance(loop.target, ast.Name):
+        n = args[-1]
         if isinstance(n, ast.Call) and ast.unparse(n.func) == "int" and len(n.args) == 1:
             n = n.args[0]
-        return loop.target.id, ast.unparse(n)
+        return loop.target.id, ast.unparse(args[0]) if len(args) == 2 else "0", ast.unparse(n)
     return None
 
 
@@ -45,6 +45,13 @@ def _counter_test(test: ast.expr, counter: str, resolver: Any) -> ast.expr | Non
     return mine[0]
 
 
+def _calls_update(st: ast.stmt) -> bool:
+    """Whether a statement calls an update (`agent.update(batch)`, `policy.train(...)`), not an evaluation."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr.lower().startswith(_UPDATE_WORDS) and "eval" not in n.func.attr.lower()
+               for n in ast.walk(st))
+
+
 def _gated_update(body: list[ast.stmt], counter: str, resolver: Any = None) -> tuple[str, int, int, str] | None:
     """(warm-up expression, offset, line, updates per iteration) of `if counter >= W:` (offset 0) or
     `if counter > W:` (offset 1) directly in `body` whose branch calls an update (`agent.update(...)`,
@@ -57,14 +64,15 @@ def _gated_update(body: list[ast.stmt], counter: str, resolver: Any = None) -> t
                 and isinstance(t.ops[0], ast.GtE | ast.Gt)):
             continue
         inner, per = st.body, "1"
-        if len(st.body) == 1 and isinstance(st.body[0], ast.For):  # `for _ in range(num_train_iters):`
-            it = st.body[0].iter
+        loops = [b for b in st.body if isinstance(b, ast.For)]
+        if len(loops) == 1:  # `for _ in range(updates_per_step): agent.update(...)`, maybe beside logging
+            it = loops[0].iter
             if not (isinstance(it, ast.Call) and ast.unparse(it.func) == "range" and len(it.args) == 1):
                 continue
-            inner, per = st.body[0].body, ast.unparse(it.args[0])
-        calls = [n for s in inner for n in ast.walk(s) if isinstance(n, ast.Call)]
-        if any(isinstance(c.func, ast.Attribute) and c.func.attr.lower().startswith(_UPDATE_WORDS)
-               and "eval" not in c.func.attr.lower() for c in calls) \
+            if any(_calls_update(b) for b in st.body if b is not loops[0]):
+                continue
+            inner, per = loops[0].body, ast.unparse(it.args[0])
+        if any(_calls_update(s) for s in inner) \
                 and not any(isinstance(n, ast.For | ast.While) for s in inner for n in ast.walk(s)):
             return ast.unparse(t.comparators[0]), int(isinstance(t.ops[0], ast.Gt)), st.lineno, per
     return None
@@ -94,16 +102,18 @@ def updates_after_warmup(text: str, rel: str, resolver: Any) -> tuple[int, list[
         gate = _gated_update(loop.body, bound[0], resolver)
         if gate is None:
             continue
-        ok_n, n, ev_n = resolver.eval(bound[1])
+        ok_a, a, ev_a = resolver.eval(bound[1])
+        ok_n, n, ev_n = resolver.eval(bound[2])
         ok_w, w, ev_w = resolver.eval(gate[0])
         ok_k, k, ev_k = resolver.eval(gate[3])
-        n, w, k = _number(n), _number(w), _number(k)  # OmegaConf reads `1e6` as a float (YAML 1.1: a string)
-        if not (ok_n and ok_w and ok_k) or not all(isinstance(x, int | float) and not isinstance(x, bool)
-                                                   for x in (n, w, k)):
+        a, n, w, k = _number(a), _number(n), _number(w), _number(k)  # OmegaConf reads `1e6` as a float
+        if not (ok_a and ok_n and ok_w and ok_k) or not all(isinstance(x, int | float) and not isinstance(x, bool)
+                                                            for x in (a, n, w, k)):
             return None
-        steps = (int(n) - int(w) - gate[1]) * int(k)
+        # the counter runs over [a, n); updates happen from the warm-up on (or from the start, if later)
+        steps = (int(n) - max(int(a), int(w) + gate[1])) * int(k)
         if steps > 0:
-            return steps, [f"{rel}:{loop.lineno}", f"{rel}:{gate[2]}", *ev_n, *ev_w, *ev_k]
+            return steps, [f"{rel}:{loop.lineno}", f"{rel}:{gate[2]}", *ev_a, *ev_n, *ev_w, *ev_k]
     return None
 
 
