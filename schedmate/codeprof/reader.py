@@ -16,7 +16,8 @@ from pathlib import Path
 
 ANCHOR = "/__workdir__"
 """The workdir root as the shell interpreter writes it (`schedmate.codeprof.shell.expand.ROOT`)."""
-MAX_FILE_BYTES = 256 * 1024
+MAX_FILE_BYTES = 512 * 1024
+"""per file; real training libraries keep their defaults in modules of 250-300 KB (e.g. one `train_util.py`)"""
 MAX_TOTAL_BYTES = 4 * 1024 * 1024
 MAX_LISTED_FILES = 2000
 MAX_SEARCHED_FILES = 50000
