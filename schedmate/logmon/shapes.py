@@ -22,7 +22,19 @@ def _p(name: str, pattern: str, needles: tuple[str, ...], **kw: object) -> Rule:
     return Rule(name=name, pattern=pattern, kind="progress", needles=needles, **kw)  # type: ignore[arg-type]
 
 
+EARLY_PROGRESS_RULES: list[Rule] = [
+    # a counter whose key names its total, before the generic `Epoch n` readers of `rules.py` take the epoch for the
+    # counter: `Epoch 4, step/total_step: 30/120 25.00% Loss:1.2`, `iter/max_iter = 300/9000`
+    _p("named-total-fraction", r"\b(?:epoch\W{1,3}(?P<epoch>\d+)\W{1,4})?(?:step|iter|iteration|batch)(?:e?s)? ?/ ?"
+       r"(?:total|max|num|n)_?(?:step|iter|iteration|batch)(?:e?s)? ?[:=] ?(?P<step>\d+) ?/ ?(?P<total_steps>\d+)\b",
+       ("total", "max", "num", "/n"), ignore_case=True),
+]
+
 EXTRA_PROGRESS_RULES: list[Rule] = [
+    # a phase, its epoch and how far into it, all in one bracket (the counter restarts every epoch):
+    # `[train: 12, 450 / 2000] FPS: 31.0 (30.2)  ,  Loss/total: 0.81`
+    _p("phase-epoch-fraction-bracket", r"^\[(?:train|training) ?: ?(?P<epoch>\d+) ?, ?(?P<step>\d+) ?/ ?(?P<total_steps>\d+) ?\]",
+       ("train",), ignore_case=True),
     # a bare bracketed counter opening the line, then a loss: `[1200/200000] Train loss: 0.31, Valid loss: 0.33`
     _p("bare-bracket-loss", rf"^\[ *(?P<step>\d+) ?/ ?(?P<total_steps>\d+) *\][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})",
        ("loss",), ignore_case=True),

@@ -86,3 +86,33 @@ def test_training_that_goes_on_after_an_nccl_return_trace_survived_it():
     text = (nccl_info(0, "net_ib.cc:101 -> 2") + nccl_info(0, "NET/Socket : Using [0]eth0:10.1.2.3<0>")
             + "".join(f"iter {i}/400 loss {3 - i / 100:.3f}\n" for i in range(1, 30)))
     assert not report_of(text).failure.failed
+
+
+# -- counters the generic readers missed ------------------------------------------------------------------
+
+
+def test_a_counter_whose_key_names_its_total_is_the_counter_not_the_epoch_beside_it():
+    text = "".join(f"Epoch {e}, step/total_step: {s}/40 {100 * s / 40:.2f}% Loss:{2 - s / 50:.4f}\n"
+                   for e in (3, 4) for s in range(4, 41, 4))
+    text += "Epoch 5, step/total_step: 8/40 20.00% Loss:1.7000\nEpoch 5, step/total_step: 12/40 30.00% Loss:1.6000\n"
+    p = report_of(text).progress
+    assert (p.current_step, p.total_steps, p.epoch) == (12, 40, 5)
+
+
+def test_an_iter_over_max_iter_pair_is_read_with_an_equals_sign():
+    p = report_of("".join(f"iter/max_iter = {i}/6000, lr = 0.01\n" for i in range(20, 401, 20))).progress
+    assert (p.current_step, p.total_steps) == (400, 6000)
+
+
+def test_a_phase_epoch_and_fraction_in_one_bracket_restart_every_epoch():
+    text = "".join(f"[train: {e}, {s} / 600] FPS: 22.4 (21.9)  ,  Loss/total: 0.{900 - s // 2}  ,  Stats/acc: 0.71\n"
+                   for e in (7, 8) for s in range(50, 601, 50) if not (e == 8 and s > 250))
+    p = report_of(text).progress
+    assert (p.current_step, p.total_steps, p.epoch) == (250, 600, 8)
+
+
+def test_a_validation_phase_in_the_same_bracket_shape_is_not_the_training_counter():
+    text = "".join(f"[train: 2, {s} / 300] FPS: 40.0 (40.0)  ,  Loss/total: 0.5\n" for s in range(30, 301, 30))
+    text += "".join(f"[val: 2, {s} / 80] FPS: 90.0 (90.0)  ,  Loss/total: 0.6\n" for s in range(10, 81, 10))
+    p = report_of(text).progress
+    assert (p.current_step, p.total_steps) == (300, 300)
