@@ -108,6 +108,11 @@ def embedded_stamp(text: str) -> float | None:
 _LABELLED_DURATION = re.compile(r"\b(?:train(?:ing)?(?:[ _]time)?|took|time|duration)\b ?[:=]? ?(?:(\d+(?:\.\d+)?) ?"
                                 r"(s|sec|secs|seconds|min|mins|minutes)\b|(\d+):(\d\d):(\d\d(?:\.\d+)?)\b)", re.IGNORECASE)
 
+# a key that names the epoch as what the number measures, with no unit (seconds, as loggers print them):
+# `time per epoch:  2.46`, `epoch_time=31.7`; a unit after the number is read by `_LABELLED_DURATION` or refused
+_PER_EPOCH_TIME = re.compile(r"\b(?:time[ _]per[ _]epoch|epoch[ _]time)\b\s*[:=]?\s*(\d+(?:\.\d+)?)(?![\d.]| ?(?:m|h|min|ms)\b)",
+                             re.IGNORECASE)
+
 # a qualifier just before the word: a running total, a forecast or another phase's time, not the epoch's
 _NOT_EPOCH_TIME = re.compile(r"(?:elapsed|total|remaining|eta|left|infer\w*|eval\w*|val\w*|test\w*|data|load\w*)\W*$",
                              re.IGNORECASE)
@@ -122,7 +127,8 @@ def epoch_duration(text: str) -> float | None:
     m = next((m for m in _LABELLED_DURATION.finditer(text) if not _NOT_EPOCH_TIME.search(text[max(0, m.start() - 12):m.start()])),
              None)
     if m is None:
-        return None
+        per = _PER_EPOCH_TIME.search(text)
+        return float(per[1]) if per is not None and float(per[1]) > 0 else None
     if m[1] is not None:
         v = float(m[1]) * (60.0 if m[2].lower().startswith("min") else 1.0)
     else:

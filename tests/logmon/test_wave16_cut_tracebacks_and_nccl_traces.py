@@ -116,3 +116,23 @@ def test_a_validation_phase_in_the_same_bracket_shape_is_not_the_training_counte
     text += "".join(f"[val: 2, {s} / 80] FPS: 90.0 (90.0)  ,  Loss/total: 0.6\n" for s in range(10, 81, 10))
     p = report_of(text).progress
     assert (p.current_step, p.total_steps) == (300, 300)
+
+
+# -- an epoch's time named by its key, with no unit -------------------------------------------------------
+
+
+def test_a_unitless_time_per_epoch_is_the_epochs_seconds_not_the_gap_that_includes_validation():
+    lines = []
+    for e in range(40, 52):
+        t = (e - 40) * 6  # 6 s between epoch lines: 3.5 s of training, then validation
+        lines.append(f"[10:{t // 60:02d}:{t % 60:02d} - fitter - INFO] epoch:  {e}, loss: 0.4{e % 10}, time per epoch:  3.50\n")
+        lines.append(f"[10:{(t + 5) // 60:02d}:{(t + 5) % 60:02d} - fitter - INFO] Validation loss: 0.6{e % 10}\n")
+    p = report_of("".join(lines)).progress
+    assert p.current_step == 51
+    assert abs(p.iteration_time_s - 3.5) < 1e-6
+
+
+def test_an_epoch_time_in_minutes_is_not_read_as_seconds_by_the_unitless_key():
+    from schedmate.logmon.shapes import epoch_duration
+    assert epoch_duration(", loss 0.3, epoch_time=2.5 min") != 2.5
+    assert epoch_duration(", loss 0.3, epoch_time=31.7") == 31.7
