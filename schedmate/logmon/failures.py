@@ -116,12 +116,14 @@ class FailureTracker:
                                          tentative=tentative, confidence=confidence, step_at_onset=self.last_step))
         self._all_settled = False
 
-    def on_frame(self, lineno: int, rank: int | None) -> None:
+    def on_frame(self, lineno: int, rank: int | None, hint: str | None = None, text: str = "") -> None:
         """A traceback frame: the traceback a weak marker opened goes on, however deep the stack, so the
-        exception line that ends it (which names the category) still joins it."""
+        exception line that ends it (which names the category) still joins it. `hint`: the category this frame
+        points at if it stays the innermost one (see `frames`)."""
         c = self._open_block(lineno, rank)
         if c is not None and c.weak:
             c.last_line = lineno
+            c.extra["frame_hint"], c.extra["frame_text"] = hint, text
 
     def on_retry_succeeded(self) -> None:
         for c in self.candidates:

@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable
 
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
+from schedmate.logmon.frames import frame_hint, resolve_cut_tracebacks
 from schedmate.logmon.infra import WORKED_AROUND
 from schedmate.logmon.ingest import Decoder, LineNormalizer, LogLine
 from schedmate.logmon.labels import own_or_previous_label
@@ -258,7 +259,7 @@ class Monitor(Resolution):
                                    rule=rule.name)
             return
         if rule.name == "traceback-frame":
-            self.failures.on_frame(ll.lineno, ll.rank)
+            self.failures.on_frame(ll.lineno, ll.rank, frame_hint(text), text)
         if kind == "progress":
             assert m is not None
             if looks_like_injection(text):  # a line that addresses a model is data, never a progress report
@@ -371,6 +372,7 @@ class Monitor(Resolution):
             now = self.clock()
         p = self.progress
         if self.finished_input:  # the end of the log: what came after each error line (verdict.py)
+            resolve_cut_tracebacks(self.failures.candidates)
             dismiss_survived(self.failures)
             p.done = dismiss_after_finish(self.failures, self._finished_line) or p.done
         if p.done:  # a thread's traceback after (or around) the end of training did not stop it

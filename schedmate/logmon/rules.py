@@ -458,10 +458,10 @@ OTHER_RULES: list[Rule] = [
 
 def builtin_rules() -> list[Rule]:
     """The built-in rule list in matching order."""
-    from schedmate.logmon.shapes import EXTRA_PROGRESS_RULES  # after this module: it builds on `Rule`
+    from schedmate.logmon import shapes  # after this module: it builds on `Rule`
     from schedmate.logmon.verdict import EARLY_ERROR_RULES  # errors a benign look-alike would hide
-    return [*EARLY_ERROR_RULES, *BENIGN_RULES, *ERROR_RULES, *COUNTER_PAUSE_RULES, *PAUSE_RULES, *PROGRESS_RULES, *EXTRA_PROGRESS_RULES,
-            *OTHER_RULES]
+    return [*EARLY_ERROR_RULES, *BENIGN_RULES, *ERROR_RULES, *COUNTER_PAUSE_RULES, *PAUSE_RULES, *shapes.EARLY_PROGRESS_RULES,
+            *PROGRESS_RULES, *shapes.EXTRA_PROGRESS_RULES, *OTHER_RULES]
 
 
 KNOWN_ERROR_LINES: tuple[str, ...] = (

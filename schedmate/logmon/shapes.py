@@ -22,7 +22,19 @@ def _p(name: str, pattern: str, needles: tuple[str, ...], **kw: object) -> Rule:
     return Rule(name=name, pattern=pattern, kind="progress", needles=needles, **kw)  # type: ignore[arg-type]
 
 
+EARLY_PROGRESS_RULES: list[Rule] = [
+    # a counter whose key names its total, before the generic `Epoch n` readers of `rules.py` take the epoch for the
+    # counter: `Epoch 4, step/total_step: 30/120 25.00% Loss:1.2`, `iter/max_iter = 300/9000`
+    _p("named-total-fraction", r"\b(?:epoch\W{1,3}(?P<epoch>\d+)\W{1,4})?(?:step|iter|iteration|batch)(?:e?s)? ?/ ?"
+       r"(?:total|max|num|n)_?(?:step|iter|iteration|batch)(?:e?s)? ?[:=] ?(?P<step>\d+) ?/ ?(?P<total_steps>\d+)\b",
+       ("total", "max", "num", "/n"), ignore_case=True),
+]
+
 EXTRA_PROGRESS_RULES: list[Rule] = [
+    # a phase, its epoch and how far into it, all in one bracket (the counter restarts every epoch):
+    # `[train: 12, 450 / 2000] FPS: 31.0 (30.2)  ,  Loss/total: 0.81`
+    _p("phase-epoch-fraction-bracket", r"^\[(?:train|training) ?: ?(?P<epoch>\d+) ?, ?(?P<step>\d+) ?/ ?(?P<total_steps>\d+) ?\]",
+       ("train",), ignore_case=True),
     # a bare bracketed counter opening the line, then a loss: `[1200/200000] Train loss: 0.31, Valid loss: 0.33`
     _p("bare-bracket-loss", rf"^\[ *(?P<step>\d+) ?/ ?(?P<total_steps>\d+) *\][^\n]*?\b(?:train_)?loss\b[ :=]+(?P<loss>{F})",
        ("loss",), ignore_case=True),
@@ -96,6 +108,11 @@ def embedded_stamp(text: str) -> float | None:
 _LABELLED_DURATION = re.compile(r"\b(?:train(?:ing)?(?:[ _]time)?|took|time|duration)\b ?[:=]? ?(?:(\d+(?:\.\d+)?) ?"
                                 r"(s|sec|secs|seconds|min|mins|minutes)\b|(\d+):(\d\d):(\d\d(?:\.\d+)?)\b)", re.IGNORECASE)
 
+# a key that names the epoch as what the number measures, with no unit (seconds, as loggers print them):
+# `time per epoch:  2.46`, `epoch_time=31.7`; a unit after the number is read by `_LABELLED_DURATION` or refused
+_PER_EPOCH_TIME = re.compile(r"\b(?:time[ _]per[ _]epoch|epoch[ _]time)\b\s*[:=]?\s*(\d+(?:\.\d+)?)(?![\d.]| ?(?:m|h|min|ms)\b)",
+                             re.IGNORECASE)
+
 # a qualifier just before the word: a running total, a forecast or another phase's time, not the epoch's
 _NOT_EPOCH_TIME = re.compile(r"(?:elapsed|total|remaining|eta|left|infer\w*|eval\w*|val\w*|test\w*|data|load\w*)\W*$",
                              re.IGNORECASE)
@@ -110,7 +127,8 @@ def epoch_duration(text: str) -> float | None:
     m = next((m for m in _LABELLED_DURATION.finditer(text) if not _NOT_EPOCH_TIME.search(text[max(0, m.start() - 12):m.start()])),
              None)
     if m is None:
-        return None
+        per = _PER_EPOCH_TIME.search(text)
+        return float(per[1]) if per is not None and float(per[1]) > 0 else None
     if m[1] is not None:
         v = float(m[1]) * (60.0 if m[2].lower().startswith("min") else 1.0)
     else:

@@ -20,6 +20,7 @@ unscaled: the loss diverged).
 
 from __future__ import annotations
 
+from schedmate.logmon.comm_errors import COMM_ERROR_RULES
 from schedmate.logmon.failures import FailureTracker
 from schedmate.logmon.infra import INFRA_RULES
 from schedmate.logmon.launch_errors import LAUNCH_ERROR_RULES
@@ -34,6 +35,7 @@ EARLY_ERROR_RULES: list[Rule] = [
          cause="The fp16 loss scale fell below 1 (every step overflows: the loss diverged): {line}"),
     *INFRA_RULES,  # the machine and the scheduler under the job: root cause first (see `infra`)
     *LAUNCH_ERROR_RULES,  # the interpreter refusing to start the job (no traceback for the exception rules)
+    *COMM_ERROR_RULES,  # NCCL's error-return trace, worded as INFO (see `comm_errors`)
 ]
 
 GENERIC_CATEGORIES = ("other", "user_code")
