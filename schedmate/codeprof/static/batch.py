@@ -9,6 +9,7 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
+from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.loader_batch import loader_global
 from schedmate.codeprof.static.names import (
     ACCUM,
@@ -283,6 +284,7 @@ class BatchMixin(BatchUnitsMixin):
         gb = self._ds_value("train_batch_size") or self._first(GLOBAL) or self._split_setting()
         if gb is not None:
             r.put("global_batch_size", to_int(gb[0]), gb[1])
+        rl_batches(self)  # RL: unrolls x unroll length; a run-config dict's minibatch
         # sequence length ---------------------------------------------------------------------
         seq = sequence_length(self)
         if seq is not None and to_int(seq[0]):
