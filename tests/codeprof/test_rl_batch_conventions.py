@@ -34,6 +34,7 @@ from absl import app, flags
 flags.DEFINE_integer("batch_size", 2, "Batch size in unrolls.")
 flags.DEFINE_integer("batch_size_transitions", 0, "Batch size in transitions.")
 flags.DEFINE_integer("unroll_length", 20, "Unroll length.")
+flags.DEFINE_float("discounting", 0.99, "Discount factor.")
 
 
 def main(_):
@@ -95,6 +96,24 @@ def test_a_zero_transition_count_leaves_unrolls_times_length(tmp_path: Path):
     job = make_job(tmp_path, {"main.py": SEED_STYLE})
     f = analyze_code(job, "python main.py --batch_size=3", use_llm=False).facts
     assert f["global_batch_size"].value == 60  # 3 x 20
+
+
+LM = """
+import argparse
+
+p = argparse.ArgumentParser()
+p.add_argument("--batch_size", type=int, default=20)
+p.add_argument("--unroll_length", type=int, default=35, help="truncated BPTT length")
+p.add_argument("--epochs", type=int, default=40)
+args = p.parse_args()
+"""
+
+
+def test_a_language_model_s_bptt_unroll_does_not_multiply_its_batch(tmp_path: Path):
+    job = make_job(tmp_path, {"lm.py": LM})
+    f = analyze_code(job, "python lm.py", use_llm=False).facts
+    assert f["micro_batch_size"].value == 20
+    assert f.get("global_batch_size") is None or f["global_batch_size"].value == 20
 
 
 def test_a_minibatch_derived_from_the_run_config_dict_is_the_batch(tmp_path: Path):

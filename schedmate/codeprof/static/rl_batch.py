@@ -28,6 +28,9 @@ _MINIBATCH_KEY = re.compile(r"^(?:mini_?batch_size|minibatch|batch_size|train_ba
 # a stated key that is the batch of one update (a replay sample or a learner minibatch), not an evaluation's
 _BATCH_KEY = re.compile(r"batch_size$", re.IGNORECASE)
 _NOT_TRAIN = re.compile(r"eval|test|valid|infer|inference", re.IGNORECASE)
+# a setting only a reinforcement-learning job has: an unroll of a language model (truncated BPTT) is no RL unroll
+_RL_SETTING = re.compile(r"actor|environment|(?:^|_)envs?(?:_|$)|discount|entropy|gamma|reward|frames|level_name",
+                         re.IGNORECASE)
 _SPLITS = re.compile(r"\b(?:jax\.)?(?:pmap|shard_map|pjit)\b|\bMirroredStrategy\b|\bDataParallel\b")
 
 
@@ -50,6 +53,8 @@ def unroll_batch(params: Any) -> tuple[int, list[str]] | None:
     unroll = next((pv for n in _UNROLL if (pv := params.get(n)) is not None and _int(pv.value)), None)
     batch = params.get("batch_size")
     if unroll is None or batch is None or not _int(batch.value):
+        return None
+    if not any(_RL_SETTING.search(k) for k, _ in params.items()):
         return None
     return _int(batch.value) * _int(unroll.value), [*batch.where, *unroll.where]  # type: ignore[operator]
 
