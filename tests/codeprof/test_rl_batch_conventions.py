@@ -127,3 +127,30 @@ def test_the_run_config_dict_s_one_training_batch_key_is_the_batch(tmp_path: Pat
     job = make_job(tmp_path, {"dqn_agent.py": REPLAY_AGENT})
     f = analyze_code(job, "python dqn_agent.py", use_llm=False).facts
     assert f["global_batch_size"].value == 96  # the evaluation batch is not the training's
+
+
+ON_POLICY = """
+import argparse
+
+p = argparse.ArgumentParser()
+p.add_argument("--algo", default="ppo")
+p.add_argument("--gamma", type=float, default=0.99)
+p.add_argument("--num-processes", type=int, default=12)
+p.add_argument("--num-steps", type=int, default=40)
+p.add_argument("--num-mini-batch", type=int, default=6)
+p.add_argument("--num-env-steps", type=int, default=2000000)
+args = p.parse_args()
+"""
+
+
+def test_a_ppo_minibatch_is_envs_times_rollout_steps_over_the_minibatch_count(tmp_path: Path):
+    job = make_job(tmp_path, {"main.py": ON_POLICY})
+    f = analyze_code(job, "python main.py", use_llm=False).facts
+    assert f["global_batch_size"].value == 80  # 12 x 40 / 6
+
+
+def test_an_a2c_update_takes_the_whole_rollout(tmp_path: Path):
+    job = make_job(tmp_path, {"main.py": ON_POLICY})
+    f = analyze_code(job, "python main.py --algo a2c --num-steps 5", use_llm=False).facts
+    assert f["global_batch_size"].value == 60  # 12 envs x 5 steps, no minibatches
+    assert f["micro_batch_size"].value == 60

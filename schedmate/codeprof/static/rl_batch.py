@@ -5,6 +5,9 @@ Two documented conventions, each read without running anything:
 * **Unrolls x unroll length** (IMPALA, torchbeast, SEED RL): `--batch_size` counts *unrolls* (trajectories) and
   `--unroll_length` the agent steps in each, so a learner step trains on batch x unroll transitions; SEED RL's
   `--batch_size_transitions`, when set, states that count directly.
+* **Parallel envs x rollout steps / minibatches** (PPO flags `--num-processes --num-steps --num-mini-batch`,
+  baselines' `nenvs`, `nsteps`, `nminibatches`): the minibatch of one gradient step; A2C and ACKTR update on the
+  whole rollout.
 * **A run-config dict and the keys derived from it** (PureJaxRL-style single-file agents): the entry script
   builds `config = {"NUM_ENVS": 4, "NUM_STEPS": 128, "NUM_MINIBATCHES": 4, ...}` and the training function
   computes `config["MINIBATCH_SIZE"] = config["NUM_ENVS"] * config["NUM_STEPS"] // config["NUM_MINIBATCHES"]`:
@@ -126,6 +129,31 @@ def config_dict_batch(summary: dict[str, Any], rel: str) -> tuple[int, list[str]
     return None
 
 
+_ENVS = ("num_processes", "num_envs", "n_envs", "nenvs", "num_env", "nenv")
+_ROLLOUT = ("num_steps", "n_steps", "nsteps", "num_steps_per_rollout")
+_MINIBATCHES = ("num_mini_batch", "num_minibatches", "nminibatches", "n_minibatches", "num_mini_batches")
+_WHOLE_ROLLOUT_ALGOS = {"a2c", "acktr"}  # one update on the whole rollout (no minibatches)
+
+
+def rollout_minibatch(params: Any) -> tuple[int, list[str]] | None:
+    """Samples per gradient step of an on-policy learner from its flags: parallel envs x rollout steps, split
+    into the stated number of minibatches (PPO); A2C/ACKTR (`--algo a2c`) update on the whole rollout."""
+    def first(names: tuple[str, ...]) -> Any:
+        return next((pv for n in names if (pv := params.get(n)) is not None and _int(pv.value)), None)
+
+    envs, steps = first(_ENVS), first(_ROLLOUT)
+    if envs is None or steps is None or not any(_RL_SETTING.search(k) for k, _ in params.items()):
+        return None
+    rollout, where = _int(envs.value) * _int(steps.value), [*envs.where, *steps.where]  # type: ignore[operator]
+    algo = params.get("algo") or params.get("algorithm")
+    if algo is not None and str(algo.value).lower() in _WHOLE_ROLLOUT_ALGOS:
+        return rollout, [*where, *algo.where]
+    count = first(_MINIBATCHES)
+    if count is None or rollout % _int(count.value):  # type: ignore[operator]
+        return None
+    return rollout // _int(count.value), [*where, *count.where]  # type: ignore[operator]
+
+
 def rl_batches(sp: Any) -> None:
     """Put the RL batch conventions' global (and, for one process, per-process) batch on the static pass `sp`.
 
@@ -147,7 +175,7 @@ def rl_batches(sp: Any) -> None:
     if r.val("global_batch_size") is not None or r.val("micro_batch_size") is not None or not r.entry:
         return
     summary = r.py.get(r.entry)
-    got = config_dict_batch(summary, r.entry) if summary else None
+    got = rollout_minibatch(r.params) or (config_dict_batch(summary, r.entry) if summary else None)
     if got is not None:
         note = "RL: samples per gradient step from the run-config dict"
         r.put("global_batch_size", got[0], got[1], note=note)
