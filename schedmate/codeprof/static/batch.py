@@ -9,7 +9,6 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
-from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.loader_batch import loader_global
 from schedmate.codeprof.static.names import (
     ACCUM,
@@ -20,6 +19,7 @@ from schedmate.codeprof.static.names import (
     STEPS_PER_EPOCH,
 )
 from schedmate.codeprof.static.result import precision_word
+from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.seq_len import sequence_length
 
 # a batch size divided by the number of processes or GPUs
