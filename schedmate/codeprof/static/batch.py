@@ -19,6 +19,7 @@ from schedmate.codeprof.static.names import (
     STEPS_PER_EPOCH,
 )
 from schedmate.codeprof.static.result import precision_word
+from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.seq_len import sequence_length
 
 # a batch size divided by the number of processes or GPUs
@@ -283,6 +284,7 @@ class BatchMixin(BatchUnitsMixin):
         gb = self._ds_value("train_batch_size") or self._first(GLOBAL) or self._split_setting()
         if gb is not None:
             r.put("global_batch_size", to_int(gb[0]), gb[1])
+        rl_batches(self)  # RL: unrolls x unroll length; a run-config dict's minibatch
         # sequence length ---------------------------------------------------------------------
         seq = sequence_length(self)
         if seq is not None and to_int(seq[0]):
