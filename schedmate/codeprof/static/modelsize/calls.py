@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedmate.codeprof import known
 from schedmate.codeprof.static.modelsize import flax_modules as flax
+from schedmate.codeprof.static.modelsize import tf_graph
 from schedmate.codeprof.static.modelsize.interp import (
     _PARAM_FREE_EXT,
     _SAME_MODULE,
@@ -138,6 +139,9 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
     if parts[0] == "builtins":
         return builtin(it, last, args, kwargs)
     if parts[0] in {"flax", "jax"} and (got := flax.external(it, path, args, kwargs)) is not None:
+        return got
+    if parts[0] == "tensorflow" and (g := getattr(it, "tf_graph", None)) is not None \
+            and (got := tf_graph.external(it, g, path, args, kwargs)) is not None:
         return got
     if parts[0] == "gymnax" and last == "make":
         return flax.gymnax_make(it, args)

@@ -23,6 +23,7 @@ from schedmate.codeprof.static.modelsize.rl_policies import (
     mlp_policy_params,
 )
 from schedmate.codeprof.static.modelsize.seq2seq_knobs import params_from_seq2seq_knobs
+from schedmate.codeprof.static.modelsize.tf_graph import count_tf_graph
 from schedmate.codeprof.static.modelsize.tf_variables import count_tf_variables
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
@@ -58,6 +59,10 @@ def params_from_definition(sp: Any) -> None:
     entry = sp.r.entry
     if entry and entry.endswith(".py") and not _config_gives_dims(sp):
         _params_from_classes(sp, entry)
+    if sp.r.val("params") is None and entry and entry.endswith(".py") and not _config_gives_dims(sp):
+        got = count_tf_graph(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
+        if got is not None:
+            sp.r.put("params", got[0], got[1], note="TF1 graph the entry script's builders create, by layer widths")
     if sp.r.val("params") is None:
         params_from_knobs(sp, _config_gives_dims(sp))
     if sp.r.val("params") is None:
