@@ -116,6 +116,13 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^(bge|e5|gte)-large", "bge-large", "bert", 335e6),
     (r"^blip-image-captioning-base$|^blip-base", "blip-base", "vit", 247e6),
     (r"^blip-image-captioning-large$|^blip-large", "blip-large", "vit", 470e6),
+    # person re-identification backbones (OSNet paper / torchreid model zoo; the identity classifier comes on top)
+    (r"^osnet[_-]?(ibn[_-]?|ain[_-]?)?x1[_.]?0$", "osnet_x1_0", "cnn", 2.2e6),
+    (r"^osnet[_-]?(ain[_-]?)?x0[_.]?75$", "osnet_x0_75", "cnn", 1.3e6),
+    (r"^osnet[_-]?(ain[_-]?)?x0[_.]?5$", "osnet_x0_5", "cnn", 0.6e6),
+    (r"^osnet[_-]?(ain[_-]?)?x0[_.]?25$", "osnet_x0_25", "cnn", 0.2e6),
+    # a backbone with a reduction layer before the classifier (`resnet50_fc512`: + 2048 x 512)
+    (r"^resnet-?50[_-]fc\d+$", "resnet50_fc512", "resnet", 24.6e6),
     # vision backbones (torchvision / timm names)
     (r"^resnet-?18[a-z]?$", "resnet18", "resnet", 11.7e6),
     (r"^resnet-?34[a-z]?$", "resnet34", "resnet", 21.8e6),

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.flax_modules import is_flax_call
+from schedmate.codeprof.static.modelsize.flax_modules import root_total as flax_root_total
 from schedmate.codeprof.static.modelsize.interp import (
     ClassRef,
     Ext,
@@ -126,6 +128,11 @@ def _method_env(it: Interp, src: Source, st: ast.Assign) -> dict[str, Any]:
                         continue
                     if not isinstance(val, Unknown):
                         env[prev.targets[0].id] = val
+                elif isinstance(prev, ast.Assign) and len(prev.targets) == 1 and isinstance(prev.targets[0], ast.Tuple):
+                    try:  # `env, env_params = gymnax.make(name)`
+                        it.bind(prev.targets[0], it.eval(prev.value, dict(env), src), env, src)
+                    except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+                        continue
     return env
 
 
@@ -209,7 +216,9 @@ def _off_path(tree: ast.Module, resolve: Callable[[str], tuple[bool, Any, list[s
 
 def count_entry_model(read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
                       resolve: Callable[[str], tuple[bool, Any, list[str]]],
-                      entry: str) -> tuple[int, list[str]] | None:
+                      entry: str, input_widths: tuple[int, ...] | None = None) -> tuple[int, list[str]] | None:
+    """The parameters of the models the entry script builds; `input_widths` are the widths of a Flax model's
+    inputs when the job fixes them (an RL job's observation and action sizes), see flax_modules.py."""
     it = Interp(read_text, import_file, resolve)
     src = it.source(entry, entry=True)
     if src is None:
@@ -237,9 +246,12 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         it.evidence = [f"{entry}:{st.lineno}"]
         it.steps = 0
         try:
-            env = _method_env(it, src, st) if not isinstance(st.targets[0], ast.Name) else {}
+            local = not isinstance(st.targets[0], ast.Name) or is_flax_call(it, src, value)
+            env = _method_env(it, src, st) if local else {}
             it.steps = 0
             got = it.eval(value, env, src)
+            if isinstance(got, Mod) and "__flax__" in got.attrs and got.total() == 0:
+                got.own = flax_root_total(it, got, input_widths)
         except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
             return None  # a model the job builds that cannot be counted: no partial sums
         if isinstance(got, Mod) and (n := got.total()) > 0:

@@ -8,6 +8,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from schedmate.codeprof import known
+from schedmate.codeprof.static.modelsize import flax_modules as flax
+from schedmate.codeprof.static.modelsize import tf_graph
 from schedmate.codeprof.static.modelsize.interp import (
     _PARAM_FREE_EXT,
     _SAME_MODULE,
@@ -36,7 +38,17 @@ _CONTAINER_BASE = re.compile(r"(^|\.)(Sequential|ModuleList|ModuleDict)$")
 
 def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], where: str) -> Any:
     if isinstance(fn, ClassRef):
+        if flax.is_flax_class(it, fn):
+            return flax.instantiate_flax(it, fn, args, kwargs)
         return instantiate(it, fn, args, kwargs, where)
+    if isinstance(fn, Mod) and "__flax__" in fn.attrs:  # `Dense(...)(x)`, `Critic(...)(s, a)`: flax_modules.py
+        return flax.call_module(it, fn, args, kwargs)
+    if isinstance(fn, flax.FLayer):
+        return flax.call_layer(it, fn, args, kwargs)
+    if isinstance(fn, flax.VMapped):
+        return flax.instantiate_flax(it, fn.cls, args, kwargs, fn.copies)
+    if isinstance(fn, flax.Returns):
+        return fn.value
     if isinstance(fn, FuncRef):
         return it.run_function(fn, args, dict(kwargs))
     if isinstance(fn, tuple) and fn and fn[0] == "super":
@@ -89,6 +101,8 @@ def ast_text(node: Any) -> str:
 
 
 def method(it: Interp, base: Any, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if isinstance(base, Mod) and name == "param" and "__flax__" in base.attrs:
+        return flax.param(it, args)
     if isinstance(base, Mod):
         if name in _SAME_MODULE:
             return base
@@ -124,6 +138,13 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
     last = parts[-1]
     if parts[0] == "builtins":
         return builtin(it, last, args, kwargs)
+    if parts[0] in {"flax", "jax"} and (got := flax.external(it, path, args, kwargs)) is not None:
+        return got
+    if parts[0] == "tensorflow" and (g := getattr(it, "tf_graph", None)) is not None \
+            and (got := tf_graph.external(it, g, path, args, kwargs)) is not None:
+        return got
+    if parts[0] == "gymnax" and last == "make":
+        return flax.gymnax_make(it, args)
     if path.startswith(("torch.nn.", "nn.")) and len(parts) >= 2 and parts[-2] == "nn":
         if last == "Parameter":
             x = args[0] if args else kwargs.get("data")

@@ -23,6 +23,7 @@ from schedmate.codeprof.static.modelsize.rl_policies import (
     mlp_policy_params,
 )
 from schedmate.codeprof.static.modelsize.seq2seq_knobs import params_from_seq2seq_knobs
+from schedmate.codeprof.static.modelsize.tf_graph import count_tf_graph
 from schedmate.codeprof.static.modelsize.tf_variables import count_tf_variables
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
@@ -58,6 +59,10 @@ def params_from_definition(sp: Any) -> None:
     entry = sp.r.entry
     if entry and entry.endswith(".py") and not _config_gives_dims(sp):
         _params_from_classes(sp, entry)
+    if sp.r.val("params") is None and entry and entry.endswith(".py") and not _config_gives_dims(sp):
+        got = count_tf_graph(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
+        if got is not None:
+            sp.r.put("params", got[0], got[1], note="TF1 graph the entry script's builders create, by layer widths")
     if sp.r.val("params") is None:
         params_from_knobs(sp, _config_gives_dims(sp))
     if sp.r.val("params") is None:
@@ -166,7 +171,7 @@ def params_from_family_knobs(sp: Any) -> None:
 
 
 def _params_from_classes(sp: Any, entry: str) -> None:
-    got = count_entry_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
+    got = count_entry_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry, rl_input_widths(sp))
     if got is not None:
         sp.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
         return
@@ -281,13 +286,10 @@ def _default_config_files(sp: Any) -> list[str]:
     return out
 
 
-def params_from_rl_env(sp: Any) -> None:
-    """An RL job's networks from its environment (see rl_policies.py): the Nature CNN for an Atari game unless the
-    job defines its own convolutional network, MLPs for a well-known vector-observation environment with the
-    algorithm named by the command, the entry script or an `algo` key."""
-    P = sp.r.params
+def _job_envs(sp: Any) -> tuple[dict[str, list[str]], bool]:
+    """The environments the job names (config keys and `make(...)` calls), and whether Atari is in sight."""
     envs: dict[str, list[str]] = {}
-    for key, pv in P.items():
+    for key, pv in sp.r.params.items():
         if key.rsplit(".", 1)[-1] in _ENV_KEYS and isinstance(pv.value, str) and pv.value.strip():
             envs.setdefault(pv.value.strip(), list(pv.where))
     atari_ctx = "atari" in sp.command.lower()
@@ -298,6 +300,25 @@ def params_from_rl_env(sp: Any) -> None:
             ok, v, ev = sp._resolver.eval(c["args"][0])
             if ok and isinstance(v, str) and v.strip():
                 envs.setdefault(v.strip(), [f"{rel}:{c['line']}", *ev])
+    return envs, atari_ctx
+
+
+def rl_input_widths(sp: Any) -> tuple[int, ...] | None:
+    """(observations, actions) of the one well-known environment the job names: the input widths of a policy or
+    critic whose `__call__(obs[, action])` the definition leaves open (flax_modules.py)."""
+    dims = {d for e in _job_envs(sp)[0] if (d := env_dims(e))}
+    if len(dims) != 1:
+        return None
+    obs, act, _ = next(iter(dims))
+    return (obs, act)
+
+
+def params_from_rl_env(sp: Any) -> None:
+    """An RL job's networks from its environment (see rl_policies.py): the Nature CNN for an Atari game unless the
+    job defines its own convolutional network, MLPs for a well-known vector-observation environment with the
+    algorithm named by the command, the entry script or an `algo` key."""
+    P = sp.r.params
+    envs, atari_ctx = _job_envs(sp)
     words = " ".join([sp.command, sp.r.entry or "", *(str(pv.value) for k, pv in P.items()
                                                       if k.rsplit(".", 1)[-1] in {"algo", "algorithm", "agent"}),
                       *_default_config_files(sp)])

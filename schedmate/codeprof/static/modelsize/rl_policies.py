@@ -81,6 +81,7 @@ def env_spaces(env: Any) -> Any:
     space.attrs["observation_space"].attrs["shape"] = (obs,)
     space.attrs["action_space"] = Mod("space", plain=True)
     space.attrs["action_space"].attrs.update({"n": act} if discrete else {"shape": (act,)})
+    space.attrs["unwrapped"] = space  # `env = gym.make(name).unwrapped`: the same spaces
     return space
 
 
