@@ -26,6 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from schedmate.logmon.labels import DATA_BAR_RATE, counter_label, side_label
+from schedmate.logmon.owners import TotalOwner
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.shapes import epoch_duration
 from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
@@ -136,6 +137,7 @@ class ProgressTracker:
         self.span_its: deque[float] = deque(maxlen=WINDOW)  # a duration line over the steps since the last one
         self._span_anchor: int | None = None
         self._field_series: deque[tuple[int, float]] = deque(maxlen=WINDOW)  # (step, s_it) as printed
+        self.owner = TotalOwner()  # the counter that printed the total (`owners.py`)
 
     def line_gap(self) -> float | None:
         """Mean seconds between progress lines (a job that logs every 10 minutes is not hung after 5)."""
@@ -147,6 +149,13 @@ class ProgressTracker:
     def on_pause(self, lineno: int) -> None:
         self._pause_since_last = True
         self.in_pause = True
+
+    def reported_total(self) -> int | None:
+        """The total of the counter being reported: none when the step comes from a counter that prints no
+        total and the total from another one (`owners.TotalOwner`), unless the configuration printed it."""
+        if self.owner.foreign and self.config_total is None:
+            return None
+        return self.total_steps
 
     def global_step(self) -> int | None:
         if self.step is None:
@@ -225,6 +234,7 @@ class ProgressTracker:
             self.total_epochs = int(values["total_epochs"])
         if "elapsed_s" in values:
             self._on_elapsed(step, values["elapsed_s"])
+        self.owner.on_step(label, step, total)
         self.step = step
         self._common(values)
         if "loss" in values:
@@ -261,7 +271,7 @@ class ProgressTracker:
             self.last_step_clock = clock
         epochs_left = self._epoch_lines and not self.epoch_counter and self.total_epochs is not None and \
             self.epoch is not None and self.epoch < self.total_epochs
-        if self.total_steps is not None and step >= self.total_steps and not self.per_epoch and not epochs_left:
+        if self.reported_total() is not None and step >= self.total_steps and not self.per_epoch and not epochs_left:
             self._counter_done = self.epoch_counter and not self.done
             self.done = True
         return True
@@ -425,7 +435,7 @@ class ProgressTracker:
         return statistics.median(xs) if xs else None
 
     def remaining_steps(self) -> int | None:
-        if self.step is None or self.total_steps is None:
+        if self.step is None or self.reported_total() is None:
             return None
         if self.per_epoch:
             if self.total_epochs is None or self.epoch is None:

@@ -1,0 +1,45 @@
+"""Counter mechanisms of the seventeenth real-log wave, each on our own fixture lines written in the styles of
+real frameworks with our own names and numbers: a total belongs to the counter that printed it, a second
+training run restarting its counter after the first one finished is the run to report (an evaluation bar
+after a finished run is not), and an episode's step count is read as a running total or an episode length
+by how it moves."""
+
+from __future__ import annotations
+
+from schedmate.logmon.cli import make_monitor
+from schedmate.logmon.owners import counter_key
+
+
+def report_of(text: str):
+    mon = make_monitor("fixture", use_llm=False)
+    mon.feed(text)
+    return mon.finish()
+
+
+# -- a total belongs to the counter that printed it ---------------------------------------------------------
+
+
+def test_a_counter_line_names_its_counter_by_the_word_before_the_number():
+    assert counter_key("Optimizer Step: ") == "step"
+    assert counter_key("| SGD | epoch: 002 | loss: 0.91 -- seen: ") == "seen"
+    assert counter_key(None) is None
+
+
+def test_a_samples_total_printed_by_another_counter_is_not_the_step_counters_total():
+    lines = []
+    for step in range(21, 27):
+        lines.append(f"Optimizer Step: {step}  | total loss: {1.9 - step / 100:.5f} | time: 0.31{step % 10}s")
+        lines.append(f"| SGD | epoch: 002 | loss: {1.9 - step / 100:.5f} - acc: 0.61 -- seen: {step * 128:05d}/40000")
+    lines.append("Optimizer Step: 27  | total loss: 1.62000 | time: 0.302s")
+    p = report_of("\n".join(lines) + "\n").progress
+    assert p.current_step == 27
+    assert p.total_steps is None
+
+
+def test_a_second_print_of_the_same_counter_keeps_its_total():
+    lines = []
+    for step in (100, 200, 300):
+        lines.append(f"[train] iter {step}/3000 loss {2.0 - step / 1000:.3f}")
+        lines.append(f"step {step} lr 0.0004 grad_norm 1.2")
+    p = report_of("\n".join(lines) + "\n").progress
+    assert (p.current_step, p.total_steps) == (300, 3000)
