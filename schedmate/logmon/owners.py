@@ -40,3 +40,12 @@ class TotalOwner:
             return
         self.foreign = key is not None and self.key is not None and key != self.key \
             and self.step is not None and other_scale(step, self.step)
+
+
+def new_run(done: bool, last: int | None, last_total: int | None, step: int, total: int,
+            values: dict[str, float]) -> bool:
+    """A counter restarting at its start with another total after the counter before it reached its own, on a
+    line that reports training (a loss or a learning rate): a second run in the same log, the one to report.
+    An evaluation bar after a finished run restarts the same way but reports no training loss."""
+    return done and last is not None and last_total is not None and last >= last_total and total != last_total \
+        and step <= 1 and ("loss" in values or "lr" in values)

@@ -26,7 +26,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from schedmate.logmon.labels import DATA_BAR_RATE, counter_label, side_label
-from schedmate.logmon.owners import TotalOwner
+from schedmate.logmon.owners import TotalOwner, new_run
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.shapes import epoch_duration
 from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
@@ -212,6 +212,9 @@ class ProgressTracker:
         total = int(values["total_steps"]) if "total_steps" in values else None
         if total is not None:
             step, total, values = self._epoch_and_counter(step, total, values)
+        if total is not None and new_run(self.done, self.step, self.total_steps, step, total, values):
+            self.totals_by_count.clear()
+            self.done = False
         if total is not None:
             # A bar with another total (HF evaluation bar, a data-prep bar) is not the training counter.
             self.totals_by_count[total] = self.totals_by_count.get(total, 0) + 1
@@ -280,7 +283,7 @@ class ProgressTracker:
         """`x/y` where x stays and y grows from one line to the next (`TRAIN Batch 15/37600` then `15/37700`) is
         no counter out of a total: y counts and x is the epoch. The line before is read again that way."""
         prev, self._raw = self._raw, (step, total)
-        if not self._swapped and prev is not None and step == prev[0] and total > prev[1] \
+        if not self._swapped and prev is not None and step == prev[0] and total > prev[1] and prev[0] < prev[1] \
                 and self.step == prev[0] and self.total_steps == prev[1]:
             self._swapped = True
             self.step, self.total_steps, self.epoch = prev[1], None, float(prev[0])

@@ -43,3 +43,27 @@ def test_a_second_print_of_the_same_counter_keeps_its_total():
         lines.append(f"step {step} lr 0.0004 grad_norm 1.2")
     p = report_of("\n".join(lines) + "\n").progress
     assert (p.current_step, p.total_steps) == (300, 3000)
+
+
+# -- a second run in the same log ----------------------------------------------------------------------------
+
+
+def _session(n: int, upto: int) -> list[str]:
+    out = ["=== run started 2031-04-02 09:12:00 ==="]
+    out += [f"Episode {i}/{n} | Reward: {10 * i} | Loss: {3.0 / i:.4f} | eps: 0.050" for i in range(1, upto + 1)]
+    if upto == n:
+        out.append("--- results: mean reward 41.0 ---")
+    return out
+
+
+def test_a_new_training_run_restarting_after_a_finished_one_is_the_run_reported():
+    lines = _session(1, 1) + _session(1, 1) + _session(1, 1) + _session(12, 5)
+    p = report_of("\n".join(lines) + "\n").progress
+    assert (p.current_step, p.total_steps) == (5, 12)
+
+
+def test_an_evaluation_bar_after_a_finished_run_does_not_replace_it():
+    lines = [f"step {i}/40 loss={2.0 / i:.3f} lr=0.0003" for i in range(1, 41)]
+    lines += [f"100%|{'#' * i}| {i}/9 [00:0{i}<00:00,  4.10it/s]" for i in range(1, 10)]
+    p = report_of("\n".join(lines) + "\n").progress
+    assert (p.current_step, p.total_steps) == (40, 40)
