@@ -31,7 +31,7 @@ from schedmate.logmon.rules import Rule
 from schedmate.logmon.shapes import epoch_duration
 from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
 from schedmate.logmon.throughput import step_seconds
-from schedmate.logmon.timing import interval_elapsed, running_mean_field
+from schedmate.logmon.timing import RunningTotalWatch, cumulative_runs, interval_elapsed, running_mean_field
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
@@ -137,6 +137,7 @@ class ProgressTracker:
         self.span_its: deque[float] = deque(maxlen=WINDOW)  # a duration line over the steps since the last one
         self._span_anchor: int | None = None
         self._field_series: deque[tuple[int, float]] = deque(maxlen=WINDOW)  # (step, s_it) as printed
+        self._field_watch = RunningTotalWatch()  # is the per-step time column a running total (`timing.py`)
         self.owner = TotalOwner()  # the counter that printed the total (`owners.py`)
 
     def line_gap(self) -> float | None:
@@ -355,12 +356,9 @@ class ProgressTracker:
 
     def _cumulative_field(self) -> list[float] | None:
         """A per-step time figure that is a running total (`time: 8.1`, `time: 16.3`, ... grows with the
-        counter on every line, to many times its first value): seconds per step from its growth."""
-        xs = list(self._field_series)
-        if len(xs) < 4 or xs[-1][1] < 4 * xs[0][1] or \
-                any(b[0] <= a[0] or b[1] <= a[1] for a, b in itertools.pairwise(xs)):
-            return None
-        return [(b[1] - a[1]) / (b[0] - a[0]) for a, b in itertools.pairwise(xs)]
+        counter on every line, to many times its first value; it may restart with a per-epoch counter): seconds
+        per step from its growth."""
+        return cumulative_runs(list(self._field_series), self._field_watch)
 
     def elapsed_samples(self) -> list[float]:
         if (per_interval := interval_elapsed(self._elapsed_points)) is not None:
@@ -382,6 +380,7 @@ class ProgressTracker:
             s_it = values["s_it"]
             if "step" in values:
                 self._field_series.append((int(values["step"]), s_it))
+                self._field_watch.see(int(values["step"]), s_it)
             (self.coarse_its if s_it >= 1 and s_it == int(s_it) else self.field_its).append(s_it)
         if "ms_it" in values and values["ms_it"] > 0:
             self.field_its.append(values["ms_it"] / 1000.0)

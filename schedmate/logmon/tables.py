@@ -424,6 +424,9 @@ def epoch_seconds(text: str) -> float | None:
     return v if v is not None and v > 0 else None
 
 
+_TIME_MINUTES = re.compile(r"\btime ?\((?:mins?|minutes)\) ?[:=] ?(\d+(?:\.\d+)?)\b", re.IGNORECASE)
+
+
 def rate_figures(text: str) -> dict[str, float]:
     """The time per iteration a progress line states in its own words (`0.52 s/it`, `3.9 it/s`, `247ms/step`,
     `time: 0.52`), as `s_it` / `ms_it` / `it_s`; the first figure found."""
@@ -438,6 +441,8 @@ def rate_figures(text: str) -> dict[str, float]:
             secs, n = 0.0, 0
         if secs > 0 and n > 0:
             return {"s_it": secs / n}
+    if (mins := _TIME_MINUTES.search(text)) is not None and float(mins[1]) > 0:
+        return {"s_it": float(mins[1]) * 60.0}  # `Time (mins): 35.658`: minutes (progress.py tells a running total)
     for rx, fld in _RATES:
         m = rx.search(text)
         if m is not None:

@@ -67,3 +67,30 @@ def test_an_evaluation_bar_after_a_finished_run_does_not_replace_it():
     lines += [f"100%|{'#' * i}| {i}/9 [00:0{i}<00:00,  4.10it/s]" for i in range(1, 10)]
     p = report_of("\n".join(lines) + "\n").progress
     assert (p.current_step, p.total_steps) == (40, 40)
+
+
+# -- running totals of time beside the counter -------------------------------------------------------------
+
+
+def test_a_running_total_of_minutes_beside_every_step_gives_the_time_per_step():
+    lines = [f"Epoch [1/3], Step [{s}/9000], Loss: 2.41, Perplexity: 11.1, Time (mins): {s * 0.009:.3f}"
+             for s in range(1, 401)]
+    p = report_of("\n".join(lines) + "\n").progress
+    assert p.current_step == 400
+    assert abs(p.iteration_time_s - 0.54) < 0.05
+
+
+def test_a_time_column_restarting_with_a_per_epoch_counter_is_still_a_running_total():
+    lines = []
+    for epoch in (4, 5, 6):
+        for b in range(0, 1200, 10):
+            lines.append(f"Epoch: {epoch:3d} | Batch: {b:5d}/ 1200 | LR: 1.2e-04 | Loss: 3.1 | Time: {0.2 + b * 0.41:6.1f}s")
+    p = report_of("\n".join(lines) + "\n").progress
+    assert (p.current_step, p.total_steps) == (1190, 1200)
+    assert abs(p.iteration_time_s - 0.41) < 0.03
+
+
+def test_a_per_step_time_that_does_not_grow_stays_a_per_step_time():
+    lines = [f"Epoch [1/3], Step [{s}/9000], Loss: 2.41, Time (mins): {0.02 + (s % 3) * 0.001:.3f}" for s in range(1, 60)]
+    p = report_of("\n".join(lines) + "\n").progress
+    assert abs(p.iteration_time_s - 1.26) < 0.1
