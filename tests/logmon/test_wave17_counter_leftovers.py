@@ -94,3 +94,27 @@ def test_a_per_step_time_that_does_not_grow_stays_a_per_step_time():
     lines = [f"Epoch [1/3], Step [{s}/9000], Loss: 2.41, Time (mins): {0.02 + (s % 3) * 0.001:.3f}" for s in range(1, 60)]
     p = report_of("\n".join(lines) + "\n").progress
     assert abs(p.iteration_time_s - 1.26) < 0.1
+
+
+# -- failures stated in the job's own words ------------------------------------------------------------------
+
+
+def test_a_cli_failure_mark_is_a_user_error():
+    f = report_of("\n[x] Invalid value for 'training.seed_list': must be an integer\n\n").failure
+    assert f.failed and f.category.value == "user_code"
+
+
+def test_a_logged_error_that_the_data_could_not_be_set_up_is_a_data_loading_failure():
+    text = ("[2031-02-03 10:00:01] - Crop Train Logs - {fit.py:40} - INFO - Tiled the images into patches\n"
+            "[2031-02-03 10:00:09] - Crop Train Logs - {fit.py:77} - INFO - Built the network\n"
+            "[2031-02-03 10:00:09] - Crop Train Logs - {fit.py:91} - ERROR - Unable to build the train and val datasets!\n")
+    f = report_of(text).failure
+    assert f.failed and f.category.value == "dataloader"
+
+
+def test_a_logged_error_about_something_else_is_not_a_data_loading_failure():
+    text = ("2031-02-03 10:00:01 INFO step 10 loss 2.1\n"
+            "2031-02-03 10:00:02 ERROR failed to push metrics to the dashboard\n"
+            "2031-02-03 10:00:03 INFO step 20 loss 2.0\n")
+    f = report_of(text).failure
+    assert f.category.value != "dataloader"
