@@ -118,3 +118,15 @@ def test_a_logged_error_about_something_else_is_not_a_data_loading_failure():
             "2031-02-03 10:00:03 INFO step 20 loss 2.0\n")
     f = report_of(text).failure
     assert f.category.value != "dataloader"
+
+
+def test_an_episode_counter_alone_in_brackets_is_the_counter():
+    lines = [f"[EP {e}] len={100 + (e * 37) % 90} R={-900 + e * 3.5:.1f} hits=2 stuck=0" for e in range(1, 25)]
+    p = report_of("\n".join(lines) + "\n").progress
+    assert (p.current_step, p.total_steps) == (24, None)
+
+
+def test_a_bracketed_word_with_a_number_that_is_no_counter_word_is_not_a_counter():
+    lines = [f"[GPU 1] mem={10 + e} util=0.9" for e in range(1, 6)]
+    p = report_of("\n".join(lines) + "\n").progress
+    assert p.current_step is None
