@@ -130,3 +130,28 @@ def test_a_bracketed_word_with_a_number_that_is_no_counter_word_is_not_a_counter
     lines = [f"[GPU 1] mem={10 + e} util=0.9" for e in range(1, 6)]
     p = report_of("\n".join(lines) + "\n").progress
     assert p.current_step is None
+
+
+# -- an episode's steps: a running total or the episode's length ---------------------------------------------
+
+
+def test_episode_steps_that_grow_with_every_episode_are_the_running_step_counter():
+    total, lines = 0, []
+    for e, n in enumerate((180, 231, 205, 260, 199, 244, 221), start=1):
+        total += n
+        lines.append(f"Episode: {e}, steps: {total}, reward: {n / 3:.1f}, epsilon: 0.{90 - e}")
+    p = report_of("\n".join(lines) + "\n").progress
+    assert p.current_step == total
+
+
+def test_episode_steps_that_reset_are_the_episode_length_and_the_episode_stays_the_counter():
+    lines = [f"Episode: {e}, steps: {n}, reward: {n / 3:.1f}, epsilon: 0.{90 - e}"
+             for e, n in enumerate((180, 231, 205, 260, 199, 244, 221), start=1)]
+    p = report_of("\n".join(lines) + "\n").progress
+    assert p.current_step == 7
+
+
+def test_episode_lengths_that_happen_to_grow_are_not_a_running_total():
+    lines = [f"Episode: {e}, steps: {20 + e}, reward: {e * 1.5:.1f}" for e in range(10, 30)]
+    p = report_of("\n".join(lines) + "\n").progress
+    assert p.current_step == 29
