@@ -397,7 +397,7 @@ class Monitor(Resolution):
         rem = p.remaining()
         it = p.iteration_time()
         progress = ProgressInfo(
-            current_step=p.step if p.step is not None or not p.started else 0, total_steps=p.total_steps,
+            current_step=p.step if p.step is not None or not p.started else 0, total_steps=p.reported_total(),
             epoch=p.epoch, total_epochs=p.total_epochs,
             iteration_time_s=round(it, 6) if it is not None else None,
             samples_per_s=p.samples_s, tokens_per_s=p.tokens_s,

@@ -26,11 +26,12 @@ from collections import deque
 from dataclasses import dataclass
 
 from schedmate.logmon.labels import DATA_BAR_RATE, counter_label, side_label
+from schedmate.logmon.owners import TotalOwner, new_run
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.shapes import epoch_duration
 from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
 from schedmate.logmon.throughput import step_seconds
-from schedmate.logmon.timing import interval_elapsed, running_mean_field
+from schedmate.logmon.timing import RunningTotalWatch, cumulative_runs, interval_elapsed, running_mean_field
 
 WINDOW = 64
 _RATE_FIELDS = ("it_s", "s_it", "ms_it")
@@ -136,6 +137,8 @@ class ProgressTracker:
         self.span_its: deque[float] = deque(maxlen=WINDOW)  # a duration line over the steps since the last one
         self._span_anchor: int | None = None
         self._field_series: deque[tuple[int, float]] = deque(maxlen=WINDOW)  # (step, s_it) as printed
+        self._field_watch = RunningTotalWatch()  # is the per-step time column a running total (`timing.py`)
+        self.owner = TotalOwner()  # the counter that printed the total (`owners.py`)
 
     def line_gap(self) -> float | None:
         """Mean seconds between progress lines (a job that logs every 10 minutes is not hung after 5)."""
@@ -147,6 +150,13 @@ class ProgressTracker:
     def on_pause(self, lineno: int) -> None:
         self._pause_since_last = True
         self.in_pause = True
+
+    def reported_total(self) -> int | None:
+        """The total of the counter being reported: none when the step comes from a counter that prints no
+        total and the total from another one (`owners.TotalOwner`), unless the configuration printed it."""
+        if self.owner.foreign and self.config_total is None:
+            return None
+        return self.total_steps
 
     def global_step(self) -> int | None:
         if self.step is None:
@@ -203,6 +213,9 @@ class ProgressTracker:
         total = int(values["total_steps"]) if "total_steps" in values else None
         if total is not None:
             step, total, values = self._epoch_and_counter(step, total, values)
+        if total is not None and new_run(self.done, self.step, self.total_steps, step, total, values):
+            self.totals_by_count.clear()
+            self.done = False
         if total is not None:
             # A bar with another total (HF evaluation bar, a data-prep bar) is not the training counter.
             self.totals_by_count[total] = self.totals_by_count.get(total, 0) + 1
@@ -225,6 +238,7 @@ class ProgressTracker:
             self.total_epochs = int(values["total_epochs"])
         if "elapsed_s" in values:
             self._on_elapsed(step, values["elapsed_s"])
+        self.owner.on_step(label, step, total)
         self.step = step
         self._common(values)
         if "loss" in values:
@@ -261,7 +275,7 @@ class ProgressTracker:
             self.last_step_clock = clock
         epochs_left = self._epoch_lines and not self.epoch_counter and self.total_epochs is not None and \
             self.epoch is not None and self.epoch < self.total_epochs
-        if self.total_steps is not None and step >= self.total_steps and not self.per_epoch and not epochs_left:
+        if self.reported_total() is not None and step >= self.total_steps and not self.per_epoch and not epochs_left:
             self._counter_done = self.epoch_counter and not self.done
             self.done = True
         return True
@@ -270,7 +284,7 @@ class ProgressTracker:
         """`x/y` where x stays and y grows from one line to the next (`TRAIN Batch 15/37600` then `15/37700`) is
         no counter out of a total: y counts and x is the epoch. The line before is read again that way."""
         prev, self._raw = self._raw, (step, total)
-        if not self._swapped and prev is not None and step == prev[0] and total > prev[1] \
+        if not self._swapped and prev is not None and step == prev[0] and total > prev[1] and prev[0] < prev[1] \
                 and self.step == prev[0] and self.total_steps == prev[1]:
             self._swapped = True
             self.step, self.total_steps, self.epoch = prev[1], None, float(prev[0])
@@ -342,12 +356,9 @@ class ProgressTracker:
 
     def _cumulative_field(self) -> list[float] | None:
         """A per-step time figure that is a running total (`time: 8.1`, `time: 16.3`, ... grows with the
-        counter on every line, to many times its first value): seconds per step from its growth."""
-        xs = list(self._field_series)
-        if len(xs) < 4 or xs[-1][1] < 4 * xs[0][1] or \
-                any(b[0] <= a[0] or b[1] <= a[1] for a, b in itertools.pairwise(xs)):
-            return None
-        return [(b[1] - a[1]) / (b[0] - a[0]) for a, b in itertools.pairwise(xs)]
+        counter on every line, to many times its first value; it may restart with a per-epoch counter): seconds
+        per step from its growth."""
+        return cumulative_runs(list(self._field_series), self._field_watch)
 
     def elapsed_samples(self) -> list[float]:
         if (per_interval := interval_elapsed(self._elapsed_points)) is not None:
@@ -369,6 +380,7 @@ class ProgressTracker:
             s_it = values["s_it"]
             if "step" in values:
                 self._field_series.append((int(values["step"]), s_it))
+                self._field_watch.see(int(values["step"]), s_it)
             (self.coarse_its if s_it >= 1 and s_it == int(s_it) else self.field_its).append(s_it)
         if "ms_it" in values and values["ms_it"] > 0:
             self.field_its.append(values["ms_it"] / 1000.0)
@@ -425,7 +437,7 @@ class ProgressTracker:
         return statistics.median(xs) if xs else None
 
     def remaining_steps(self) -> int | None:
-        if self.step is None or self.total_steps is None:
+        if self.step is None or self.reported_total() is None:
             return None
         if self.per_epoch:
             if self.total_epochs is None or self.epoch is None:

@@ -24,6 +24,38 @@ ALONE_RUN = 3
 set-up messages: `Step: 2. Building the index`)."""
 
 
+_STEPS_KEYS = ("steps", "timesteps", "total_steps", "total_timesteps", "env_steps")
+
+
+class EpisodeSteps:
+    """`Episode: n, steps: N` reads two ways: N a running total of environment steps (it grows on every episode, in
+    proportion to the episode count) or the episode's own length (it resets and wanders). Returns the running
+    total once it has grown on every line, three lines or more, by at least half its mean per episode each time;
+    the episode stays the counter otherwise."""
+
+    def __init__(self) -> None:
+        self._seen: list[tuple[float, float]] = []
+        self._broken = False
+
+    def see(self, episode: float, pairs: list[tuple[str, str]]) -> float | None:
+        raw = next((v for k, v in pairs if k in _STEPS_KEYS), None)
+        n = parse_value(raw) if raw is not None else None
+        if n is None or self._broken:
+            return None
+        if self._seen and not (episode > self._seen[-1][0] and n > self._seen[-1][1]):
+            self._broken = True
+            return None
+        self._seen.append((episode, n))
+        e0, n0 = self._seen[0]
+        if len(self._seen) < 3 or e0 <= 0:
+            return None
+        # a running total grows by an episode's length each episode, about its mean so far (n0 / e0); lengths that
+        # happen to grow change by far less than themselves
+        if min((b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(self._seen, self._seen[1:])) < 0.5 * n0 / e0:
+            return None
+        return n
+
+
 class RepeatedCounter:
     """Lines whose only progress evidence is a step key that keeps growing (see the module docstring)."""
 
@@ -34,6 +66,7 @@ class RepeatedCounter:
         self._live = False
         self._alone: Emit = []
         self._alone_key: str | None = None
+        self._episode_steps = EpisodeSteps()
 
     def offer(self, pairs: list[tuple[str, str]], ll: LogLine) -> Emit:
         key = next((k for k in STEP_KEYS if any(p[0] == k for p in pairs)), None)
@@ -44,6 +77,8 @@ class RepeatedCounter:
         values = fields_of(pairs, evidence=False)
         if values is None:
             return []
+        if key == "episode" and (total := self._episode_steps.see(values["step"], pairs)) is not None:
+            values = {**values, "step": total}  # `Episode: 7, steps: 1411`: the steps so far are the counter
         step = values["step"]
         out: Emit = []
         if key == self._key and self._last is not None and step > self._last:

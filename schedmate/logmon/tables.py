@@ -171,7 +171,9 @@ _BARE_COUNTER = re.compile(r"(?<![\w/])(?:\[ ?(\d+) ?/ ?(\d+) ?\]|\( ?(\d+) ?/ ?
 # line's end) must follow, so a phrase (`step 2 of the setup`), a decimal (`Step 1.5`), a clock (`Iter 12:30`),
 # a date or a version (`update 2024-05-01`, `step 3.1.0`) is not a counter
 _SPACED_COUNTER = re.compile(r"(?<![\w/.\-])(step|iter|iters|iteration|update|episode|epoch) +(\d+)(?:/(\d+))?"
-                             r"(?=\s*[|,;]|\s+-\s|\s{2,}|\s*$)", re.IGNORECASE)
+                             r"(?=\s*[|,;]|\s+-\s|\s{2,}|\s*$)|(?<=\[)(ep|episode|iter|step) (\d+)(?=\])()", re.IGNORECASE)
+# (the second form: a counter word alone in brackets, `[EP 12] len=88 R=-914.4`, `[Iter 300] loss ..`; `EP` is an
+# episode)
 # a number written with a magnitude suffix (`Step: 425k`, `1.2M`): rounded, so never an exact counter
 _ROUNDED = re.compile(r"[kKMB](?![A-Za-z])")
 
@@ -183,9 +185,10 @@ def inline_pairs(text: str) -> list[tuple[str, str]]:
              if not (_ROUNDED.match(text, m.end()) and norm_key(m[1]) in STEP_KEYS)]
     seen = {k for k, _ in pairs}
     for m in _SPACED_COUNTER.finditer(text):
-        k = norm_key(m[1])
-        if k not in seen and (m[3] is None or int(m[2]) <= int(m[3])):
-            pairs.append((k, m[2] + (f"/{m[3]}" if m[3] else "")))
+        word, num, tot = (m[1], m[2], m[3]) if m[1] is not None else (m[4], m[5], None)
+        k = "episode" if word.lower() == "ep" else norm_key(word)
+        if k not in seen and (tot is None or int(num) <= int(tot)):
+            pairs.append((k, num + (f"/{tot}" if tot else "")))
             seen.add(k)
     for m in _KEYED_COUNTER.finditer(text):
         k = norm_key(m[1])
@@ -424,6 +427,9 @@ def epoch_seconds(text: str) -> float | None:
     return v if v is not None and v > 0 else None
 
 
+_TIME_MINUTES = re.compile(r"\btime ?\((?:mins?|minutes)\) ?[:=] ?(\d+(?:\.\d+)?)\b", re.IGNORECASE)
+
+
 def rate_figures(text: str) -> dict[str, float]:
     """The time per iteration a progress line states in its own words (`0.52 s/it`, `3.9 it/s`, `247ms/step`,
     `time: 0.52`), as `s_it` / `ms_it` / `it_s`; the first figure found."""
@@ -438,6 +444,8 @@ def rate_figures(text: str) -> dict[str, float]:
             secs, n = 0.0, 0
         if secs > 0 and n > 0:
             return {"s_it": secs / n}
+    if (mins := _TIME_MINUTES.search(text)) is not None and float(mins[1]) > 0:
+        return {"s_it": float(mins[1]) * 60.0}  # `Time (mins): 35.658`: minutes (progress.py tells a running total)
     for rx, fld in _RATES:
         m = rx.search(text)
         if m is not None:

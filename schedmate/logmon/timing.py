@@ -43,3 +43,35 @@ def running_mean_field(series: Iterable[tuple[int, float]]) -> list[float] | Non
     if lo <= 0 or hi > RUNNING_MEAN_SPREAD * lo or xs[0][1] < 1.3 * hi:
         return None
     return implied
+
+
+
+class RunningTotalWatch:
+    """Watches a per-step time column over the whole log (the tracker keeps only a window of it): `grew` when
+    some run of the counter (from its start or a restart) took the column to many times its first value while
+    it rose on every print; `broken` when it ever fell or stood still without the counter restarting."""
+
+    def __init__(self) -> None:
+        self.last: tuple[int, float] | None = None
+        self.first = 0.0
+        self.grew = False
+        self.broken = False
+
+    def see(self, step: int, value: float) -> None:
+        if self.last is None or step < self.last[0]:
+            self.first = value
+        elif step == self.last[0] or value <= self.last[1]:
+            self.broken = True
+        elif self.first > 0 and value >= 4 * self.first:
+            self.grew = True
+        self.last = (step, value)
+
+
+def cumulative_runs(series: list[tuple[int, float]], watch: RunningTotalWatch) -> list[float] | None:
+    """Seconds per step when a per-step time column is a running total (`time: 8.1`, `16.3`, `24.2` ...): it grows
+    with the counter on every print, to many times its first value. A counter that restarts every epoch
+    (`Batch: 10/1330 .. Time: 3.1s` after `Batch: 1320/1330 .. Time: 382.5s`) restarts the total with it: each run
+    from a restart is read alone."""
+    if len(series) < 4 or watch.broken or not watch.grew:
+        return None
+    return [(b[1] - a[1]) / (b[0] - a[0]) for a, b in itertools.pairwise(series) if b[0] > a[0]]

@@ -25,6 +25,7 @@ from schedmate.logmon.failures import FailureTracker
 from schedmate.logmon.infra import INFRA_RULES
 from schedmate.logmon.launch_errors import LAUNCH_ERROR_RULES
 from schedmate.logmon.rules import Rule
+from schedmate.logmon.stated_failures import STATED_FAILURE_RULES
 from schedmate.logmon.tables import nonfinite_loss
 
 EARLY_ERROR_RULES: list[Rule] = [
@@ -36,6 +37,7 @@ EARLY_ERROR_RULES: list[Rule] = [
     *INFRA_RULES,  # the machine and the scheduler under the job: root cause first (see `infra`)
     *LAUNCH_ERROR_RULES,  # the interpreter refusing to start the job (no traceback for the exception rules)
     *COMM_ERROR_RULES,  # NCCL's error-return trace, worded as INFO (see `comm_errors`)
+    *STATED_FAILURE_RULES,  # a failure in the job's own words, no exception behind it (see `stated_failures`)
 ]
 
 GENERIC_CATEGORIES = ("other", "user_code")

@@ -1,0 +1,51 @@
+"""Which counter a printed total belongs to. A log may print two counters side by side: the optimizer step
+(`Training Step: 13 | loss ...`) and samples seen within the epoch (`-- iter: 00768/55000`). The total belongs
+to the counter that printed it; when the step reported comes from another counter, named differently and
+counting on another scale, it has no total of its own printed. Split from `progress.py` along this seam."""
+
+from __future__ import annotations
+
+import re
+
+# the word right before a counter's number: `Training Step: ` -> `step`, `... -- iter: ` -> `iter`
+_KEY = re.compile(r"([A-Za-z]+)[^A-Za-z]*$")
+
+
+def counter_key(label: str | None) -> str | None:
+    """The name a counter line gives its counter (the last word before the number), lower-cased."""
+    if not label:
+        return None
+    m = _KEY.search(label)
+    return m[1].lower() if m is not None else None
+
+
+def other_scale(a: int, b: int) -> bool:
+    """Two readings more than a factor two apart (samples vs steps), not one counter printed at two moments."""
+    return a * 2 < b or b * 2 < a
+
+
+class TotalOwner:
+    """Tracks the counter that printed the current total; `foreign` is True while the step being reported
+    comes from another counter (another name and another scale) that prints no total."""
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.step: int | None = None
+        self.foreign = False
+
+    def on_step(self, label: str | None, step: int, total: int | None) -> None:
+        key = counter_key(label)
+        if total is not None:
+            self.key, self.step, self.foreign = key, step, False
+            return
+        self.foreign = key is not None and self.key is not None and key != self.key \
+            and self.step is not None and other_scale(step, self.step)
+
+
+def new_run(done: bool, last: int | None, last_total: int | None, step: int, total: int,
+            values: dict[str, float]) -> bool:
+    """A counter restarting at its start with another total after the counter before it reached its own, on a
+    line that reports training (a loss or a learning rate): a second run in the same log, the one to report.
+    An evaluation bar after a finished run restarts the same way but reports no training loss."""
+    return done and last is not None and last_total is not None and last >= last_total and total != last_total \
+        and step <= 1 and ("loss" in values or "lr" in values)
