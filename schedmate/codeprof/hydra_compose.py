@@ -37,8 +37,11 @@ def _join(group: str, ref: str) -> str:
 
 
 class _Composer:
-    def __init__(self, read: Reader, root: str, cli_choices: dict[str, str], tree: ConfigTree) -> None:
+    def __init__(self, read: Reader, root: str, cli_choices: dict[str, str], tree: ConfigTree,
+                 appended: list[str] | None = None) -> None:
         self.read, self.root, self.cli = read, root.strip("/"), cli_choices
+        self.appended = appended or []
+        """groups the command line adds with `+group=option`: Hydra appends them to the primary's defaults"""
         self.tree = tree
         self.legacy = False
         self._cache: dict[str, tuple[str | None, dict[str, Any], list[Any], str] | None] = {}
@@ -118,6 +121,11 @@ class _Composer:
                             continue
                         items.append((f"{grp}/{option}", grp,
                                       pkg.strip() or ("" if self.legacy else grp.replace("/", "."))))
+        if depth == 0:  # `+group=option` for a group the tree does not name: appended to the primary's defaults
+            named = {it[1] for it in items if it is not None}
+            extra = [(f"{g}/{self.cli[g]}", g, "" if self.legacy else g.replace("/", "."))
+                     for g in self.appended if g not in named]
+            items.extend(extra) if None in items else items.extend(extra + [None])
         if None not in items:
             items.append(None)  # Hydra 1.1: a config's own values come after its defaults
         order: list[tuple[str, str, str]] = []
@@ -140,18 +148,22 @@ def compose(read: Reader, root: str, primary: str, overrides: list[str], env: di
     root = root.strip("/")
     cli_choices: dict[str, str] = {}
     values: list[tuple[str, str]] = []
+    appended: list[str] = []
     for ov in overrides:
         key, eq, val = ov.lstrip("+~").partition("=")
         if not eq:
             continue
         key = key.strip()
         group = key.split("@")[0]
-        probe = f"{root}/{group}/{val}.yaml" if root else f"{group}/{val}.yaml"
+        option = val.removesuffix(".yaml")  # Hydra adds the extension only when the option lacks it
+        probe = f"{root}/{group}/{option}.yaml" if root else f"{group}/{option}.yaml"
         if re.fullmatch(r"[\w./-]+", val) and read(probe) is not None:
-            cli_choices[group] = val
+            cli_choices[group] = option
+            if ov.startswith("+") and group not in appended:
+                appended.append(group)
         else:
             values.append((key, val))
-    comp = _Composer(read, root, cli_choices, tree)
+    comp = _Composer(read, root, cli_choices, tree, appended)
     comp.legacy = legacy
     start = primary.removesuffix(".yaml").removesuffix(".yml")
     chosen: dict[str, Any] = {}

@@ -121,6 +121,8 @@ class ConfigFilesMixin:
                 self._read_python(rel, entry=True)
                 self._class_defaults(named={rel}, layer=layer)
                 continue
+            for parent in self._recursive_defaults(rel):
+                self._load_config(parent, CONFIG, prefix="")
             self._load_config(rel, layer, prefix="")
         self._group_overrides()
         self._target_modules()
@@ -128,6 +130,23 @@ class ConfigFilesMixin:
         entry = [self.r.entry] if self.r.entry in self.r.py else []
         files = entry + [f for f in self.r.py if f not in entry]
         self.r.notes.extend(select_tables(self.r.params, self.r.py, files))
+
+    def _recursive_defaults(self, rel: str) -> list[str]:
+        """`default.yaml` files in the directories above a config, outermost first, when the code loads its
+        config recursively (`setup_exp_config(path, recursive=True)`, torchpack's `configs.load(path,
+        recursive=True)`): each directory's defaults sit under the configs below it, the named file on top."""
+        if not rel.endswith((".yaml", ".yml")) or not any(
+            str(c["kwargs"].get("recursive")) == "True" and re.search(r"config|load", c["func"], re.IGNORECASE)
+            for _f, c in self.calls
+        ):
+            return []
+        ext = PurePosixPath(rel).suffix
+        out: list[str] = []
+        for d in PurePosixPath(rel).parents:
+            cand = str(d / f"default{ext}") if str(d) != "." else f"default{ext}"
+            if cand != rel and self.wd.exists(cand):
+                out.append(cand)
+        return out[::-1]
 
     def _group_overrides(self) -> None:
         """Hydra config-group choices on the command line (`+config/pretrain/models=resnet50_w2`,
