@@ -58,6 +58,13 @@ def python(ctx: Ctx, toks: list[str]) -> bool:
 def entry(ctx: Ctx, script: str | None, args: list[str], module: str | None = None) -> bool:
     """The program the launchers start: a workdir script or module, with its arguments."""
     L = ctx.launch
+    if script is not None and _stray_interpreter(ctx, script):
+        # `torchrun --nproc_per_node 8 python train.py` (as some READMEs write it): the launcher already runs
+        # the interpreter, so the token is not the entry script; read past it and its own options
+        L.notes.append(f"launcher followed by a stray `{script}`: its script is the entry point")
+        script, args, module = _after_interpreter(args)
+        if script is None and module is None:
+            return False
     if module is not None:
         L.module = module
         cand = module.replace(".", "/")
@@ -98,6 +105,34 @@ def entry(ctx: Ctx, script: str | None, args: list[str], module: str | None = No
         L.put("procs_per_node", 1, ctx.where, override=False)
         L.put("single_process", True, ctx.where, override=False)
     return True
+
+
+def _stray_interpreter(ctx: Ctx, script: str) -> bool:
+    from pathlib import PurePosixPath
+
+    from schedmate.codeprof.launch.model import PYTHONS
+
+    if not PYTHONS.match(PurePosixPath(script).name):
+        return False
+    rel = ctx.wd.rel(script, ctx.launch.base)
+    return not (rel and ctx.wd.exists(rel))
+
+
+def _after_interpreter(args: list[str]) -> tuple[str | None, list[str], str | None]:
+    """The script (or `-m` module) and its arguments after an interpreter's own options."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        t = args[i]
+        if t == "-m":
+            return None, args[i + 2 :], (args[i + 1] if i + 1 < len(args) else None)
+        if t.startswith("-m") and len(t) > 2:
+            return None, args[i + 1 :], t[2:]
+        if t == "-c":
+            raise LaunchError("`python -c` runs inline code; the analyzer needs an entry script")
+        i += 2 if t in {"-X", "-W"} else 1
+    if i >= len(args):
+        return None, [], None
+    return args[i], args[i + 1 :], None
 
 
 def _package_dir_module(ctx: Ctx, module: str) -> str | None:

@@ -9,7 +9,7 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
-from schedmate.codeprof.static.loader_batch import loader_global
+from schedmate.codeprof.static.loader_batch import loader_batch_expr, loader_global, training_loaders
 from schedmate.codeprof.static.names import (
     ACCUM,
     EPOCHS,
@@ -162,11 +162,10 @@ class BatchMixin(BatchUnitsMixin):
             micro = self._first(("micro_batch_size",))
         if micro is None:
             loaders = self._find_calls("DataLoader") + self._datamodules()  # Lightning `XDataModule(batch_size=..)`
-            train = [rc for rc in loaders if "train" in " ".join([*rc[1]["args"][:1], rc[1]["kwargs"].get("dataset", "")])]
-            loaders = train or loaders  # never a validation loader's batch for a training loader's unknown one
-            for rel, c in loaders:
-                if "batch_size" in c["kwargs"]:
-                    ok, v, ev = R.eval(c["kwargs"]["batch_size"])
+            # never a validation loader's batch for a training loader's unknown one
+            for rel, c in training_loaders(loaders, self.r.py):
+                if (expr := loader_batch_expr(c, self.r.py.get(rel))) is not None:
+                    ok, v, ev = R.eval(expr)
                     if ok and isinstance(v, int) and not isinstance(v, bool):
                         micro = (v, [f"{rel}:{c['line']}", *ev])
                         break

@@ -7,6 +7,7 @@ from typing import Any
 
 from schedmate.codeprof.launch import Setting, to_int
 from schedmate.codeprof.params import CODE_DEFAULT, COMMAND_LINE
+from schedmate.codeprof.static.visible_split import batch_split_over_visible_gpus
 
 
 class DevicesMixin:
@@ -412,6 +413,13 @@ class DevicesMixin:
                 self.r.notes.append(f"num_gpus: {hf}: the HF Trainer in one plain process runs DataParallel over "
                                     "every visible GPU; the count is set at submission")
             return got or Setting(None, [hf]), None, True
+        if (split := batch_split_over_visible_gpus(self.r.py, self.wd.read_text)) is not None:
+            self._one_process_many_gpus = split
+            got = self._visible_devices()
+            if got is None:
+                self.r.notes.append(f"num_gpus: {split}: one process splits each batch over every visible GPU "
+                                    "(torch.cuda.device_count()); the count is set at submission")
+            return got or Setting(None, [split]), None, True
         return ppn, nprocs, False
 
     _QUANTIZED_OR_PLACED = ("device_map", "load_in_4bit", "load_in_8bit", "quantization_config", "max_memory")

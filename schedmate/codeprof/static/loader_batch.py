@@ -29,3 +29,44 @@ def feeds_evaluation(call: dict[str, Any]) -> bool:
         if words & _EVAL_WORDS:
             return True
     return False
+
+
+def _words(name: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()) if w}
+
+
+def assigned_to_evaluation(summary: dict[str, Any] | None, call: dict[str, Any]) -> bool:
+    """True when the call's result is bound to an evaluation name on its line (`test_loader =
+    DataLoader(dataset, batch_size=1)`): a loader built for evaluation, whatever dataset it reads."""
+    for a in (summary or {}).get("assigns", []):
+        if a["line"] == call["line"] and a["expr"].lstrip().startswith(call["func"]):
+            return bool(_words(a["target"].rsplit(".", 1)[-1]) & _EVAL_WORDS)
+    return False
+
+
+def training_loaders(loaders: list[tuple[str, dict[str, Any]]],
+                     summaries: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The loaders that feed training: those reading a training split, else those not built for evaluation,
+    else all of them."""
+    train = [rc for rc in loaders if "train" in " ".join([*rc[1]["args"][:1], rc[1]["kwargs"].get("dataset", "")])]
+    if train:
+        return train
+    rest = [rc for rc in loaders
+            if not feeds_evaluation(rc[1]) and not assigned_to_evaluation(summaries.get(rc[0]), rc[1])]
+    return rest or loaders
+
+
+def loader_batch_expr(call: dict[str, Any], summary: dict[str, Any] | None) -> str | None:
+    """The batch expression of a loader call: its `batch_size` keyword, or torch's `DataLoader(dataset, 64)`
+    second positional argument (`batch_size` is torch's second parameter)."""
+    if "batch_size" in call["kwargs"]:
+        return str(call["kwargs"]["batch_size"])
+    args = call.get("args", [])
+    if len(args) < 2 or call.get("spread"):
+        return None
+    imports = set((summary or {}).get("imports", []))
+    func = call["func"]
+    torch_loader = func in {"torch.utils.data.DataLoader", "data.DataLoader"} and (
+        "torch" in imports or "torch.utils.data" in imports or func.startswith("torch.")
+    ) or (func == "DataLoader" and "torch.utils.data.DataLoader" in imports)
+    return str(args[1]) if torch_loader else None

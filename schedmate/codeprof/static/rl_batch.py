@@ -23,6 +23,8 @@ import ast
 import re
 from typing import Any
 
+from schedmate.codeprof.static.rl_agent_defaults import agent_batch
+
 _UNROLL = ("unroll_length", "unroll_len")
 _TRANSITIONS = ("batch_size_transitions",)
 # a derived key that is the samples per gradient step (not a count of minibatches)
@@ -173,6 +175,11 @@ def rl_batches(sp: Any) -> None:
                 r.put("micro_batch_size", got[0], got[1], note=note)
         return
     if r.val("global_batch_size") is not None or r.val("micro_batch_size") is not None or not r.entry:
+        return
+    if (agent := agent_batch(sp)) is not None:  # a library agent's replay batch (keras-rl DQNAgent)
+        r.put("global_batch_size", agent[0], agent[1], note="RL: the agent's replay batch per update")
+        if one_process:
+            r.put("micro_batch_size", agent[0], agent[1], note="RL: the agent's replay batch per update")
         return
     summary = r.py.get(r.entry)
     got = rollout_minibatch(r.params) or (config_dict_batch(summary, r.entry) if summary else None)
