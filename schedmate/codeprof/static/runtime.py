@@ -22,6 +22,7 @@ from schedmate.codeprof.static.names import (
     LAYERS,
     LIGHTNING_KW,
     STEPS,
+    STEPS_PER_EPOCH,
     VOCAB,
 )
 from schedmate.codeprof.static.loop_length import (UNBOUNDED, chunked_loop_steps, fixed_block_epochs, lines_in_loops,
@@ -224,6 +225,8 @@ class RuntimeMixin:
                     continue
                 if holder is None and leaf in self._inner_loop_counts():
                     continue  # `for i in range(num_updates)` inside the collection loop: updates per iteration
+                if a["expr"].rsplit(".", 1)[-1] in STEPS_PER_EPOCH:
+                    continue  # `total_iters = args.iters_per_epoch` in the per-epoch function: one epoch's steps
                 ok, v, ev = R.eval(a["expr"])
                 if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
                     P.set(
