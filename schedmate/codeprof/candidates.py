@@ -25,6 +25,7 @@ from typing import Any
 
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG, CONFIG_OVERRIDE, RUNTIME, training_leaf
 from schedmate.codeprof.static.loader_batch import feeds_evaluation
+from schedmate.codeprof.static.loop_length import range_start_offsets
 
 FIELDS = ("micro_batch_size", "global_batch_size", "train_steps", "epochs")
 """The fields candidates may fill. Params are a model-size question, never a named number here; the GPU count is
@@ -272,9 +273,12 @@ def from_config(rel: str, text: str) -> list[Candidate]:
 def from_python(rel: str, summary: dict[str, Any], text: str | None, entry: bool = True) -> list[Candidate]:
     """Literal assignments, call keywords, argparse/absl and dataclass defaults, function keyword defaults."""
     out: list[Candidate | None] = []
+    skip = range_start_offsets(text) if text is not None else {}  # `range(1, N)` runs N - 1 times
     for a in summary.get("assigns", []):
         if a.get("op") is None:
-            out.append(make(a["target"], literal(a["expr"]), f"{rel}:{a['line']}", "assign", CODE))
+            v = literal(a["expr"])
+            v = v - skip[a["target"]] if type(v) is int and a["target"] in skip else v
+            out.append(make(a["target"], v, f"{rel}:{a['line']}", "assign", CODE))
     for c in summary.get("calls", []):
         for k, expr in c.get("kwargs", {}).items():
             if k != "default" and not feeds_evaluation(c):  # `DataLoader(val_set, batch_size=1)`

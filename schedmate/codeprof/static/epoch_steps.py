@@ -58,3 +58,24 @@ class EpochStepsMixin:
                     if _OVER_BATCH.search(a["expr"]):  # examples // batch: one pass over the data per epoch
                         self._pass_where = where
                     return
+
+
+# the leaves that state a run length, and the prefixes that make a key the whole run's (`train_epochs`)
+_LENGTH_LEAF = re.compile(r"^(epochs?|steps|iters|iterations|updates)$")
+_RUN_PREFIX = r"(?:train|training|total|num|n|max)_?"
+
+
+def shadowed_lengths(keys: list[str]) -> set[str]:
+    """Keys of one nested settings dict whose run-length leaf belongs to a sub-schedule: a shallower key names
+    the same length for the run (`{"train_epochs": 12.1, "ema": {"epochs": 10}}`: `ema.epochs` is the EMA's
+    span, `train_epochs` the run's). They stay readable by their full path but not under the bare leaf."""
+    out = set()
+    for key in keys:
+        parts = key.split(".")
+        if len(parts) < 2 or not _LENGTH_LEAF.match(parts[-1].lower()):
+            continue
+        stem = parts[-1].lower().rstrip("s")
+        run = re.compile(rf"^(?:{_RUN_PREFIX})?{stem}s?$")
+        if any(len(o.split(".")) < len(parts) and run.match(o.rsplit(".", 1)[-1].lower()) for o in keys if o != key):
+            out.add(key)
+    return out

@@ -253,3 +253,60 @@ def written_counts(params: Any) -> list[tuple[str, int]]:
         if n is not None and n >= 1 and float(n).is_integer():
             out.append((key, int(n)))
     return out
+
+
+def _counted_range(it: ast.AST) -> tuple[ast.expr, ast.expr] | None:
+    """(start, stop) of `range(start, stop)` / `trange(start, stop)`, also inside `tqdm(...)`."""
+    if isinstance(it, ast.Call) and ast.unparse(it.func) in {"tqdm", "tqdm.tqdm"} and it.args:
+        it = it.args[0]
+    if isinstance(it, ast.Call) and ast.unparse(it.func).rsplit(".", 1)[-1] in {"range", "trange"} \
+            and len(it.args) == 2 and not it.keywords:
+        return it.args[0], it.args[1]
+    return None
+
+
+def _bump(st: ast.stmt, var: str) -> int | None:
+    """k of `var = var + k` / `var += k` (a whole k), None for any other statement."""
+    if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add) and ast.unparse(st.target) == var:
+        inc = st.value
+    elif isinstance(st, ast.Assign) and [ast.unparse(t) for t in st.targets] == [var] \
+            and isinstance(st.value, ast.BinOp) and isinstance(st.value.op, ast.Add) \
+            and ast.unparse(st.value.left) == var:
+        inc = st.value.right
+    else:
+        return None
+    return inc.value if isinstance(inc, ast.Constant) and type(inc.value) is int else None
+
+
+def _start_offset(start: ast.expr, before: list[ast.stmt]) -> int:
+    """How many counts a loop skips from its start: a literal start k, or a start variable (a resume counter,
+    0 on a fresh run) that the statements just before the loop bump by k (`start = start + 1`)."""
+    if isinstance(start, ast.Constant) and type(start.value) is int:
+        return max(start.value, 0)
+    if isinstance(start, ast.Name):
+        for st in reversed(before):
+            if any(isinstance(n, ast.Name) and n.id == start.id and isinstance(n.ctx, ast.Store)
+                   for n in ast.walk(st)) or _bump(st, start.id) is not None:
+                return max(_bump(st, start.id) or 0, 0)
+    return 0
+
+
+def range_start_offsets(text: str) -> dict[str, int]:
+    """Names used as the stop of `for i in range(start, N)` with a start past 0, and by how much: such a loop
+    runs N - start times (`N_iters = 200000 + 1; start = start + 1; for i in trange(start, N_iters)` runs
+    200,000). A name whose loops disagree is left out."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    seen: dict[str, set[int]] = {}
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for i, st in enumerate(block):
+                rng = _counted_range(st.iter) if isinstance(st, ast.For) else None
+                if rng is not None and isinstance(rng[1], ast.Name):
+                    seen.setdefault(rng[1].id, set()).add(_start_offset(rng[0], block[:i]))
+    return {k: next(iter(v)) for k, v in seen.items() if len(v) == 1 and next(iter(v)) > 0}

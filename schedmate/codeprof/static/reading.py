@@ -17,6 +17,7 @@ from schedmate.codeprof.params import (
 )
 from schedmate.codeprof.pyast import analyze_python
 from schedmate.codeprof.static.class_attributes import class_attribute_defaults
+from schedmate.codeprof.static.epoch_steps import shadowed_lengths
 from schedmate.codeprof.static.fire_cli import fire_defaults
 from schedmate.codeprof.static.libraries import libraries_used
 from schedmate.codeprof.static.names import (
@@ -266,9 +267,10 @@ class ReadingMixin:
                         known_globals[a["target"]] = v
                         P.set(a["target"], v, f"{rel}:{a['line']}", CODE_DEFAULT)
                     elif ok and isinstance(v, dict) and v and all(isinstance(k, str) for k in v):
-                        for k, x in flatten(v, a["target"]):  # CFG = {"epochs": 50} -> cfg.epochs
-                            if isinstance(x, (int, float, str, bool)):
-                                P.set(k, x, f"{rel}:{a['line']}", CODE_DEFAULT)
+                        flat = [(k, x) for k, x in flatten(v, a["target"]) if isinstance(x, (int, float, str, bool))]
+                        sub = shadowed_lengths([k for k, _ in flat])  # `{"train_epochs": 12, "ema": {"epochs": 10}}`
+                        for k, x in flat:  # CFG = {"epochs": 50} -> cfg.epochs
+                            P.set(k, x, f"{rel}:{a['line']}", CODE_DEFAULT, leaf=k not in sub)
 
     def _class_defaults(self, named: set[str] = frozenset(), layer: int = CODE_DEFAULT) -> None:
         """Config classes that set their values in `__init__` (`class Exp(BaseExp): def __init__(self):

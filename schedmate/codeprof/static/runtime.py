@@ -22,10 +22,11 @@ from schedmate.codeprof.static.names import (
     LAYERS,
     LIGHTNING_KW,
     STEPS,
+    STEPS_PER_EPOCH,
     VOCAB,
 )
 from schedmate.codeprof.static.loop_length import (UNBOUNDED, chunked_loop_steps, fixed_block_epochs, lines_in_loops,
-                                                  unbounded_caps, written_counts)
+                                                  range_start_offsets, unbounded_caps, written_counts)
 from schedmate.codeprof.static.warmup import loop_from_offset, updates_after_warmup
 
 _SETTINGS_HOLDERS = {"args", "opt", "opts", "cfg", "config", "hparams", "hp", "params", "FLAGS"}
@@ -209,6 +210,7 @@ class RuntimeMixin:
                 if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
                     P.set("global_batch_size", v, [f"{self.r.entry}:{a['line']}", *ev], RUNTIME)
         # durations computed in code: `args.num_iterations = args.total_timesteps // args.batch_size`
+        skip = range_start_offsets(self.wd.read_text(self.r.entry) or "") if self.r.entry else {}
         for a in entry_assigns:
             leaf = a["target"].rsplit(".", 1)[-1]
             holder = a["target"].split(".")[0] if "." in a["target"] else None
@@ -223,11 +225,13 @@ class RuntimeMixin:
                     continue
                 if holder is None and leaf in self._inner_loop_counts():
                     continue  # `for i in range(num_updates)` inside the collection loop: updates per iteration
+                if a["expr"].rsplit(".", 1)[-1] in STEPS_PER_EPOCH:
+                    continue  # `total_iters = args.iters_per_epoch` in the per-epoch function: one epoch's steps
                 ok, v, ev = R.eval(a["expr"])
                 if ok and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
                     P.set(
                         "train_steps" if leaf in {"steps", "n_iters", "iterations"} else leaf,
-                        int(v),
+                        int(v) - (skip.get(a["target"], 0) if int(v) > skip.get(a["target"], 0) else 0),
                         [f"{self.r.entry}:{a['line']}", *ev],
                         RUNTIME,
                     )

@@ -72,6 +72,9 @@ def _gated_update(body: list[ast.stmt], counter: str, resolver: Any = None) -> t
             if any(_calls_update(b) for b in st.body if b is not loops[0]):
                 continue
             inner, per = loops[0].body, ast.unparse(it.args[0])
+            local = {ast.unparse(b.targets[0]): ast.unparse(b.value) for b in st.body[:st.body.index(loops[0])]
+                     if isinstance(b, ast.Assign) and len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)}
+            per = local.get(per, per)  # `num_updates = 1; for _ in range(num_updates):`
         if any(_calls_update(s) for s in inner) \
                 and not any(isinstance(n, ast.For | ast.While) for s in inner for n in ast.walk(s)):
             return ast.unparse(t.comparators[0]), int(isinstance(t.ops[0], ast.Gt)), st.lineno, per
