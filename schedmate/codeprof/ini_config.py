@@ -14,6 +14,8 @@ import configparser
 import re
 from typing import Any
 
+from schedmate.codeprof.static.names import parse_scalar
+
 _BOOL = {"yes": True, "true": True, "on": True, "no": False, "false": False, "off": False}
 
 
@@ -28,14 +30,14 @@ def looks_like_ini(text: str) -> bool:
 
 
 def typed(value: str) -> Any:
+    """A value as configparser's getters read it: numbers as `parse_scalar` reads them, its booleans (on/off too),
+    and no null (`none` stays a word)."""
     v = value.strip()
-    if re.fullmatch(r"[+-]?\d+", v):
-        return int(v)
-    if re.fullmatch(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?", v):
-        return float(v)
     if v.lower() in _BOOL:
         return _BOOL[v.lower()]
-    return v.strip("'\"")
+    if v.lower() in ("none", "null"):
+        return v
+    return parse_scalar(v)
 
 
 def ini_config(text: str, path: str = "") -> dict[str, Any]:

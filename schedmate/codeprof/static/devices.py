@@ -401,26 +401,25 @@ class DevicesMixin:
         if (got := self._gpu_option()) is not None:
             return got, None, True
         if (pl := self._lightning_device_count()) is not None:  # each process one GPU: no batch split
-            got = self._visible_devices()
-            if got is None:
-                self.r.notes.append(f"num_gpus: {pl}: the Lightning Trainer takes torch.cuda.device_count() "
-                                    "devices; the count is set at submission")
-            return got or Setting(None, [pl]), None, True
+            return self._every_visible_gpu(pl, "the Lightning Trainer takes torch.cuda.device_count() devices"), \
+                None, True
         if (hf := self._hf_trainer_data_parallel(ppn)) is not None:
             self._one_process_many_gpus = hf
-            got = self._visible_devices()
-            if got is None:
-                self.r.notes.append(f"num_gpus: {hf}: the HF Trainer in one plain process runs DataParallel over "
-                                    "every visible GPU; the count is set at submission")
-            return got or Setting(None, [hf]), None, True
+            return self._every_visible_gpu(
+                hf, "the HF Trainer in one plain process runs DataParallel over every visible GPU"), None, True
         if (split := batch_split_over_visible_gpus(self.r.py, self.wd.read_text)) is not None:
             self._one_process_many_gpus = split
-            got = self._visible_devices()
-            if got is None:
-                self.r.notes.append(f"num_gpus: {split}: one process splits each batch over every visible GPU "
-                                    "(torch.cuda.device_count()); the count is set at submission")
-            return got or Setting(None, [split]), None, True
+            return self._every_visible_gpu(
+                split, "one process splits each batch over every visible GPU (torch.cuda.device_count())"), None, True
         return ppn, nprocs, False
+
+    def _every_visible_gpu(self, where: str, why: str) -> Setting:
+        """The GPUs the job makes visible (`CUDA_VISIBLE_DEVICES` it sets), else open with a note: the job uses
+        every visible GPU, so the count is decided at submission."""
+        got = self._visible_devices()
+        if got is None:
+            self.r.notes.append(f"num_gpus: {where}: {why}; the count is set at submission")
+        return got or Setting(None, [where])
 
     _QUANTIZED_OR_PLACED = ("device_map", "load_in_4bit", "load_in_8bit", "quantization_config", "max_memory")
 
