@@ -188,6 +188,15 @@ LIGHTNING_KW = {
 _FLAG_WORDS = re.compile(r"^(true|false|yes|no|none|null)$", re.IGNORECASE)
 
 
+def positive_int(v: Any) -> int | None:
+    """A positive whole number given as an int or a whole float (not a bool, not a string), else None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return v if isinstance(v, int) and v > 0 else None
+
+
 def parse_scalar(s: str) -> Any:
     t = s.strip()
     if re.fullmatch(r"[+-]?\d+", t):

@@ -23,6 +23,7 @@ import ast
 import re
 from typing import Any
 
+from schedmate.codeprof.static.names import positive_int as _int
 from schedmate.codeprof.static.rl_agent_defaults import agent_batch
 
 _UNROLL = ("unroll_length", "unroll_len")
@@ -37,16 +38,6 @@ _NOT_TRAIN = re.compile(r"eval|test|valid|infer|inference", re.IGNORECASE)
 _RL_SETTING = re.compile(r"actor|environment|(?:^|_)envs?(?:_|$)|discount|entropy|gamma|reward|frames|level_name",
                          re.IGNORECASE)
 _SPLITS = re.compile(r"\b(?:jax\.)?(?:pmap|shard_map|pjit)\b|\bMirroredStrategy\b|\bDataParallel\b")
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int) and v > 0:
-        return v
-    if isinstance(v, float) and v > 0 and v.is_integer():
-        return int(v)
-    return None
 
 
 def unroll_batch(params: Any) -> tuple[int, list[str]] | None:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from schedmate.codeprof.static.modelsize import convnets as cn
+from schedmate.codeprof.static.names import positive_int as _int
 
 _WORDS = (
     (r"wrn|wide_?resnet", "wrn"),
@@ -57,14 +58,6 @@ def family_of_word(value: Any) -> str | None:
     w = re.sub(r"[-\s]", "_", value.strip().lower())
     w = re.sub(r"(?<=[a-z])(?=net$)", "", w)
     return next((fam for pat, fam in _WORDS if re.fullmatch(pat, w)), None)
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    return v if isinstance(v, int) and v > 0 else None
 
 
 def _num(v: Any) -> float | None:
