@@ -9,6 +9,7 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
+from schedmate.codeprof.static.jax_batch import host_loader_batch
 from schedmate.codeprof.static.loader_batch import loader_batch_expr, loader_global, training_loaders
 from schedmate.codeprof.static.names import (
     ACCUM,
@@ -21,6 +22,7 @@ from schedmate.codeprof.static.names import (
 from schedmate.codeprof.static.result import precision_word
 from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.seq_len import sequence_length
+from schedmate.codeprof.static.torch_with_tf import batch_framework
 
 # a batch size divided by the number of processes or GPUs
 _SPLIT_OVER_PROCESSES = re.compile(
@@ -168,6 +170,7 @@ class BatchMixin(BatchUnitsMixin):
                     ok, v, ev = R.eval(expr)
                     if ok and isinstance(v, int) and not isinstance(v, bool):
                         micro = (v, [f"{rel}:{c['line']}", *ev])
+                        micro = host_loader_batch(self, micro) if fw == "jax" else micro  # per host, not device
                         break
         if micro is None and fw == "tensorflow":
             micro = self._fit_local_batch()  # `batch_size = 32` handed to a generator-fed fit
@@ -238,7 +241,7 @@ class BatchMixin(BatchUnitsMixin):
 
     def _batch_and_length(self) -> None:
         r = self.r
-        fw = r.val("framework")
+        fw = batch_framework(r.val("framework"), self.calls)  # a torch loop importing TF keeps torch's batches
         self._batches_in_other_units()
         # micro batch --------------------------------------------------------------------
         micro = None

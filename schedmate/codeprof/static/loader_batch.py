@@ -44,10 +44,40 @@ def assigned_to_evaluation(summary: dict[str, Any] | None, call: dict[str, Any])
     return False
 
 
+# words of a function or a binding that builds a loader for something other than training: dataset statistics
+# (`get_mean_and_std`), pictures (`dataloader_vis`), plots, renders, demos
+_SIDE_WORDS = {"vis", "viz", "visual", "visualize", "visualise", "visualization", "visualisation", "plot", "render",
+               "demo", "debug", "mean", "std", "stats", "statistics", "norm", "normalization", "calib", "calibrate",
+               "calibration", "preview"}
+
+
+def _enclosing_function(summary: dict[str, Any] | None, line: int) -> str | None:
+    """The name of the innermost function of the file around `line`, None at module level."""
+    inner = None
+    for f in (summary or {}).get("functions", []):
+        if f["line"] <= line <= (f.get("end") or f["line"]) and (inner is None or f["line"] >= inner["line"]):
+            inner = f
+    return inner["name"] if inner is not None else None
+
+
+def built_for_side_use(summary: dict[str, Any] | None, call: dict[str, Any]) -> bool:
+    """True when a loader is built inside a function named for a side computation (`def get_mean_and_std(ds):
+    DataLoader(ds, batch_size=1)`) or bound to a name that says so (`self.dataloader_vis = cycle(DataLoader(...,
+    batch_size=1))`): it never feeds the training steps, whatever dataset it reads."""
+    fn = _enclosing_function(summary, call["line"])
+    if fn is not None and _words(fn) & _SIDE_WORDS:
+        return True
+    for a in (summary or {}).get("assigns", []):
+        if a["line"] == call["line"] and f"{call['func']}(" in a["expr"]:
+            return bool(_words(a["target"].rsplit(".", 1)[-1]) & (_SIDE_WORDS | _EVAL_WORDS))
+    return False
+
+
 def training_loaders(loaders: list[tuple[str, dict[str, Any]]],
                      summaries: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """The loaders that feed training: those reading a training split, else those not built for evaluation,
-    else all of them."""
+    else all of them; never one built for a side computation (statistics, pictures)."""
+    loaders = [rc for rc in loaders if not built_for_side_use(summaries.get(rc[0]), rc[1])]
     train = [rc for rc in loaders if "train" in " ".join([*rc[1]["args"][:1], rc[1]["kwargs"].get("dataset", "")])]
     if train:
         return train
