@@ -1,0 +1,50 @@
+"""Progress prints of research code's own loops, kept apart from `rules.py` (which is full):
+
+- a bare counter followed on the same line by a counter with its total (`iteration:3 step:200/1044, loss: 4.1`):
+  the counter with the total is the main one, the bare one before it is the outer loop (`main_counter`);
+- a bracketed fraction closing a line of named metrics, padded or not (`loss: 0.41 acc: 88.2 [ 2100/50000]`),
+  the count advancing by any amount per line (samples, batches);
+- two counters named by a unit and a qualifier (`epoch_out: 1, epoch_in: 6, loss: ..`): the later one is the
+  inner loop, the counter, and the earlier one its outer loop;
+"""
+
+from __future__ import annotations
+
+import re
+
+from schedmate.logmon.rules import F, Rule
+
+_UNIT = r"(?:epoch|iter|iteration|step|batch)"
+
+# a counter with its total later on the line than the bare counter a rule read: `iteration:1 step:100/1044`
+_LATER_FRACTION = re.compile(rf"\b{_UNIT}s?\b[ :=#\[]*(\d+) ?(?:/|of) ?(\d+)\b", re.IGNORECASE)
+
+
+_EPOCH_NAMED = re.compile(r"\bepoch\W{0,3}\d", re.IGNORECASE)
+
+
+def main_counter(values: dict[str, float], text: str, after: int) -> dict[str, float]:
+    """`values` with the main counter of a line whose rule read a bare counter (no total) while a counter with
+    its total follows at or after `after`: that one is the step and the bare one the outer loop (epoch).
+    Unchanged when there is no such fraction, or when the line names an epoch (then the bare counter is a
+    global step beside the epoch's fraction, `epoch: 1, step: 5316, batch: 1565/1876`)."""
+    if "step" not in values or "total_steps" in values or "epoch" in values or _EPOCH_NAMED.search(text):
+        return values
+    m = _LATER_FRACTION.search(text, after)
+    if m is None or not 0 <= int(m[1]) <= int(m[2]):
+        return values
+    return {**values, "epoch": values["step"], "step": float(m[1]), "total_steps": float(m[2])}
+
+
+def _p(name: str, pattern: str, needles: tuple[str, ...], **kw: object) -> Rule:
+    return Rule(name=name, pattern=pattern, kind="progress", needles=needles, **kw)  # type: ignore[arg-type]
+
+
+CUSTOM_PROGRESS_RULES: list[Rule] = [
+    # named metrics, then the count in brackets closing the line: `loss: 0.41  acc: 88.2 [ 2100/50000]`
+    _p("metrics-then-bracket-fraction", rf"^[^\n]*?\b(?:train_)?loss\b ?[:=] ?(?P<loss>{F})[^\n]*?\[ *(?P<step>\d+) ?/ ?"
+       r"(?P<total_steps>\d+) *\]\s*$", ("loss",), ignore_case=True),
+    # two loops' counters named by a unit and a qualifier: `epoch_out: 1, epoch_in: 6, loss: 0.2`
+    _p("qualified-nested-counters", rf"\b{_UNIT}_[a-z]\w*\b ?[:=] ?(?P<epoch>\d+) ?[,;|]? +{_UNIT}_[a-z]\w*\b ?[:=] ?"
+       r"(?P<step>\d+)\b", ("_",), ignore_case=True),
+]
