@@ -4,6 +4,10 @@
   the counter with the total is the main one, the bare one before it is the outer loop (`main_counter`);
 - a bracketed fraction closing a line of named metrics, padded or not (`loss: 0.41 acc: 88.2 [ 2100/50000]`),
   the count advancing by any amount per line (samples, batches);
+- a time column that is a running total in minutes or hours, or named total time (`elapsed 1.5m`, `total time:
+  112.5s`), or a bare duration between pipes (`Iter 1200 | lr 3e-4 | 12.3s`): `time_column` reads it as the
+  elapsed figure, and the tracker decides by how it moves whether it is a running total or the time of the
+  interval since the previous print (`timing.interval_elapsed`);
 - two counters named by a unit and a qualifier (`epoch_out: 1, epoch_in: 6, loss: ..`): the later one is the
   inner loop, the counter, and the earlier one its outer loop;
 """
@@ -36,6 +40,23 @@ def main_counter(values: dict[str, float], text: str, after: int) -> dict[str, f
     return {**values, "epoch": values["step"], "step": float(m[1]), "total_steps": float(m[2])}
 
 
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "m": 60.0, "min": 60.0,
+                 "mins": 60.0, "minutes": 60.0, "h": 3600.0, "hr": 3600.0, "hours": 3600.0}
+_NAMED_ELAPSED = re.compile(r"\b(?:elapsed(?: time)?|time elapsed|total time|time so far)\b ?[:=]? ?(\d+(?:\.\d+)?) ?"
+                            r"(ms|s|secs?|seconds|m|mins?|minutes|h|hr|hours)\b(?! ?/)", re.IGNORECASE)
+_SEGMENT_DURATION = re.compile(r"\| *(\d+(?:\.\d+)?) ?(ms|s|secs?|seconds|mins?|minutes|h|hr|hours) *(?=\||$)",
+                               re.IGNORECASE)
+
+
+def time_column(text: str) -> dict[str, float]:
+    """The elapsed figure of a progress line in the shapes `tables.elapsed_figure` leaves (module docstring), in
+    seconds, as `elapsed_s`; empty when there is none."""
+    m = _NAMED_ELAPSED.search(text) or _SEGMENT_DURATION.search(text)
+    if m is None:
+        return {}
+    return {"elapsed_s": float(m[1]) * _UNIT_SECONDS[m[2].lower()]}
+
+
 def _p(name: str, pattern: str, needles: tuple[str, ...], **kw: object) -> Rule:
     return Rule(name=name, pattern=pattern, kind="progress", needles=needles, **kw)  # type: ignore[arg-type]
 
@@ -44,6 +65,9 @@ CUSTOM_PROGRESS_RULES: list[Rule] = [
     # named metrics, then the count in brackets closing the line: `loss: 0.41  acc: 88.2 [ 2100/50000]`
     _p("metrics-then-bracket-fraction", rf"^[^\n]*?\b(?:train_)?loss\b ?[:=] ?(?P<loss>{F})[^\n]*?\[ *(?P<step>\d+) ?/ ?"
        r"(?P<total_steps>\d+) *\]\s*$", ("loss",), ignore_case=True),
+    # a counter opening the line, then fields between pipes: `Iter 1200 | lr 0.0003 | 12.3s`
+    _p("counter-then-pipes", r"^(?:iter|iteration|step|batch)\b ?[#:]? ?(?P<step>\d+)(?: ?/ ?(?P<total_steps>\d+))? *\| ",
+       ("iter", "step", "batch"), ignore_case=True),
     # two loops' counters named by a unit and a qualifier: `epoch_out: 1, epoch_in: 6, loss: 0.2`
     _p("qualified-nested-counters", rf"\b{_UNIT}_[a-z]\w*\b ?[:=] ?(?P<epoch>\d+) ?[,;|]? +{_UNIT}_[a-z]\w*\b ?[:=] ?"
        r"(?P<step>\d+)\b", ("_",), ignore_case=True),

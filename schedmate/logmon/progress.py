@@ -25,7 +25,7 @@ import statistics
 from collections import deque
 from dataclasses import dataclass
 
-from schedmate.logmon.custom_counters import main_counter
+from schedmate.logmon.custom_counters import main_counter, time_column
 from schedmate.logmon.labels import DATA_BAR_RATE, counter_label, side_label
 from schedmate.logmon.owners import RestartWatch, TotalOwner, new_run
 from schedmate.logmon.rules import Rule
@@ -69,6 +69,8 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
         values.update(rate_figures(text[m.start("step"):]))
         if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
             values.update(elapsed_figure(text[m.start("step"):]))
+        if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
+            values.update(time_column(text[m.start("step"):]))  # `elapsed 1.5m`, `| 12.3s |`
     return values, counter_label(text, m)
 
 

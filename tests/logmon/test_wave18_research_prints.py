@@ -143,3 +143,27 @@ def test_an_evaluation_count_with_another_total_does_not_replace_the_training_ru
     lines += [f"2031-05-01 09:01:{i:02d},000 INFO scoring [{n}/900]" for i, n in enumerate((100, 300, 500, 700))]
     p = report_of("\n".join(lines) + "\n").progress
     assert (p.current_step, p.total_steps) == (32032, 52000)
+
+
+# -- a time column: per print interval, or a running total in minutes or named total time ------------------
+
+
+def test_a_bare_duration_between_pipes_that_stays_level_is_the_time_of_the_print_interval():
+    text = "".join(f"Iter {i} | lr 0.0004 | {9.0 + i % 3 / 10:.1f}s\n" for i in range(200, 2200, 200))
+    p = report_of(text).progress
+    assert p.current_step == 2000
+    assert abs(p.iteration_time_s - 9.1 / 200) < 0.005  # about 9.1 s per 200 iterations
+
+
+def test_an_elapsed_column_in_minutes_is_a_running_total():
+    text = "".join(f"step {i} | elapsed {i * 0.01:.2f}m | loss: {2.0 - i / 1000:.3f}\n" for i in range(0, 700, 100))
+    p = report_of(text).progress
+    assert p.current_step == 600
+    assert abs(p.iteration_time_s - 0.6) < 0.06  # 0.01 min per step
+
+
+def test_a_named_total_time_that_grows_with_the_counter_is_a_running_total():
+    text = "".join(f"epoch: 2, batch: {i}, loss: 0.41, total time: {i * 0.3:.1f}s\n" for i in range(40, 440, 40))
+    p = report_of(text).progress
+    assert p.current_step == 400
+    assert abs(p.iteration_time_s - 0.3) < 0.03
