@@ -4,6 +4,7 @@
   the counter with the total is the main one, the bare one before it is the outer loop (`main_counter`);
 - a bracketed fraction closing a line of named metrics, padded or not (`loss: 0.41 acc: 88.2 [ 2100/50000]`),
   the count advancing by any amount per line (samples, batches);
+- a time over a named number of iterations (`100 iters took 31.2s`, `time for 50 iters: 15.1`): per iteration;
 - a time column that is a running total in minutes or hours, or named total time (`elapsed 1.5m`, `total time:
   112.5s`), or a bare duration between pipes (`Iter 1200 | lr 3e-4 | 12.3s`): `time_column` reads it as the
   elapsed figure, and the tracker decides by how it moves whether it is a running total or the time of the
@@ -48,9 +49,21 @@ _SEGMENT_DURATION = re.compile(r"\| *(\d+(?:\.\d+)?) ?(ms|s|secs?|seconds|mins?|
                                re.IGNORECASE)
 
 
+# a time that names how many iterations it covers: `100 iters took 31.2s`, `time for 50 iters: 15.1`, `time/100it 31.2s`
+_PER_N = re.compile(r"\b(\d+) ?(?:it|iters?|iterations|steps|batches) took (\d+(?:\.\d+)?) ?(?:s|secs?|seconds)?\b"
+                    r"|\btime (?:for|per|of) (\d+) ?(?:it|iters?|iterations|steps|batches)\W{1,3}(\d+(?:\.\d+)?)\b"
+                    r"|\btime ?/ ?(\d+) ?(?:it|iters?|iterations|steps|batches)\W{1,3}(\d+(?:\.\d+)?)\b", re.IGNORECASE)
+
+
 def time_column(text: str) -> dict[str, float]:
-    """The elapsed figure of a progress line in the shapes `tables.elapsed_figure` leaves (module docstring), in
-    seconds, as `elapsed_s`; empty when there is none."""
+    """The time figure of a progress line in the shapes `tables.elapsed_figure` and `tables.rate_figures` leave
+    (module docstring): a time over a named number of iterations as seconds per iteration (`s_it`), else the
+    elapsed figure in seconds (`elapsed_s`); empty when there is none."""
+    per_n = _PER_N.search(text)
+    if per_n is not None:
+        g = per_n.groups()
+        n, v = next((int(a), float(b)) for a, b in zip(g[::2], g[1::2], strict=True) if a is not None)
+        return {"s_it": v / n} if n > 0 else {}
     m = _NAMED_ELAPSED.search(text) or _SEGMENT_DURATION.search(text)
     if m is None:
         return {}

@@ -272,8 +272,8 @@ class ProgressTracker:
                     self.ts_spans.append((dt, dstep))
         if ts is not None and g is not None and (self._last_gstep is None or g != self._last_gstep):
             self._last_ts = ts
-        if g is not None:
-            self._last_gstep = g
+        if g is not None and (ts is not None or self._last_ts is None):
+            self._last_gstep = g  # the step at the last stamped line: timestamps on only some lines time their own span
         self._pause_since_last = False
         self.in_pause = False
         self.step_events += 1

@@ -167,3 +167,22 @@ def test_a_named_total_time_that_grows_with_the_counter_is_a_running_total():
     p = report_of(text).progress
     assert p.current_step == 400
     assert abs(p.iteration_time_s - 0.3) < 0.03
+
+
+def test_timestamps_on_every_other_progress_line_time_the_steps_between_the_stamped_lines():
+    lines = []
+    for i in range(100, 1300, 100):
+        stamp = f"[2031-05-01 10:{i // 100:02d}:00] " if i % 200 == 0 else ""
+        lines.append(f"{stamp}epoch: 3, batch: {i}, loss: 0.412")
+    p = report_of("\n".join(lines) + "\n").progress
+    assert p.current_step == 1200
+    assert abs(p.iteration_time_s - 0.6) < 0.06  # 2 minutes per 200 batches, not per 100
+
+
+def test_a_time_that_names_how_many_iterations_it_covers_is_divided_by_them():
+    text = "".join(f"it {i}/6000 loss 1.20 | 200 iters took {48.0 + i % 3 / 10:.1f}s\n" for i in range(200, 2200, 200))
+    p = report_of(text).progress
+    assert (p.current_step, p.total_steps) == (2000, 6000)
+    assert abs(p.iteration_time_s - 0.24) < 0.01
+    text = "".join(f"Iter: {i}, loss: 0.5, time for 25 iters: {5.0 + i % 3 / 10:.1f}\n" for i in range(25, 300, 25))
+    assert abs(report_of(text).progress.iteration_time_s - 0.2) < 0.01
