@@ -49,3 +49,33 @@ def new_run(done: bool, last: int | None, last_total: int | None, step: int, tot
     An evaluation bar after a finished run restarts the same way but reports no training loss."""
     return done and last is not None and last_total is not None and last >= last_total and total != last_total \
         and step <= 1 and ("loss" in values or "lr" in values)
+
+
+class RestartWatch:
+    """A counter printing another total than the established one, from near its start and rising on consecutive
+    training lines (a loss or a learning rate), with no line of the established total between them: a new run
+    appended to the log after the earlier one stopped short of its total (research scripts restarted with
+    another dataset size). `other` returns True on the third such line; an evaluation bar (no training loss)
+    or a side counter interleaved with the training counter never gets there."""
+
+    NEED = 3
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+        self.last = 0
+        self.count = 0
+
+    def reset(self) -> None:
+        self.total, self.count = None, 0
+
+    def other(self, step: int, total: int, values: dict[str, float]) -> bool:
+        if "loss" not in values and "lr" not in values:
+            self.reset()
+            return False
+        if total == self.total and step > self.last:
+            self.count, self.last = self.count + 1, step
+        elif step * 10 <= total:
+            self.total, self.last, self.count = total, step, 1
+        else:
+            self.reset()
+        return self.count >= self.NEED

@@ -25,8 +25,9 @@ import statistics
 from collections import deque
 from dataclasses import dataclass
 
+from schedmate.logmon.custom_counters import main_counter, time_column
 from schedmate.logmon.labels import DATA_BAR_RATE, counter_label, side_label
-from schedmate.logmon.owners import TotalOwner, new_run
+from schedmate.logmon.owners import RestartWatch, TotalOwner, new_run
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.shapes import epoch_duration
 from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
@@ -46,6 +47,8 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
     """The field values of a matched progress line, with the rate figure the line states in its own words
     when the rule has none, and the counter's label."""
     values = rule.values(m)
+    if "step" in m.re.groupindex and m["step"] is not None:  # `iteration:3 step:200/1044`: the counter with the total
+        values = main_counter(values, text, m.end("step"))
     if "epoch" in values and "step" not in values:
         inner = _INNER_COUNTER.match(text, m.end())
         if inner is not None and 0 <= int(inner[1]) <= int(inner[2]):
@@ -66,6 +69,8 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
         values.update(rate_figures(text[m.start("step"):]))
         if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
             values.update(elapsed_figure(text[m.start("step"):]))
+        if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
+            values.update(time_column(text[m.start("step"):]))  # `elapsed 1.5m`, `| 12.3s |`
     return values, counter_label(text, m)
 
 
@@ -139,6 +144,7 @@ class ProgressTracker:
         self._field_series: deque[tuple[int, float]] = deque(maxlen=WINDOW)  # (step, s_it) as printed
         self._field_watch = RunningTotalWatch()  # is the per-step time column a running total (`timing.py`)
         self.owner = TotalOwner()  # the counter that printed the total (`owners.py`)
+        self.restart = RestartWatch()  # a new run with another total after one that stopped short (`owners.py`)
 
     def line_gap(self) -> float | None:
         """Mean seconds between progress lines (a job that logs every 10 minutes is not hung after 5)."""
@@ -221,8 +227,14 @@ class ProgressTracker:
             self.totals_by_count[total] = self.totals_by_count.get(total, 0) + 1
             main = max(self.totals_by_count, key=self.totals_by_count.__getitem__)
             if self.total_steps is not None and total != self.total_steps and self.totals_by_count.get(self.total_steps, 0) >= 2:
-                self._pause_since_last = True
-                return False
+                if not self.restart.other(step, total, values):
+                    self._pause_since_last = True
+                    return False
+                self.totals_by_count = {total: self.restart.NEED}  # a new run: its total is the run's
+                self.done = False
+                main = total
+            elif total == self.total_steps:
+                self.restart.reset()
             if self.totals_by_count[total] >= self.totals_by_count[main]:
                 self.total_steps = total  # the most frequent total; of equally frequent ones the latest
         if "epoch" in values:
@@ -260,8 +272,8 @@ class ProgressTracker:
                     self.ts_spans.append((dt, dstep))
         if ts is not None and g is not None and (self._last_gstep is None or g != self._last_gstep):
             self._last_ts = ts
-        if g is not None:
-            self._last_gstep = g
+        if g is not None and (ts is not None or self._last_ts is None):
+            self._last_gstep = g  # the step at the last stamped line: timestamps on only some lines time their own span
         self._pause_since_last = False
         self.in_pause = False
         self.step_events += 1

@@ -434,7 +434,7 @@ PROGRESS_RULES: list[Rule] = [
     # a counter with its total and no loss: `Step 100/200000; acc: 10.5`, `[Epoch 3/200] [Batch 50/938] [D loss: ..]`
     _p("custom-step-total", r"\b(?:global[ _]step|step|iter|iteration|batch)\b\]?[ :=#\[]*(?P<step>\d+) ?(?:/|of) ?"
        r"(?P<total_steps>\d+)\b", ("step", "iter", "batch"), ignore_case=True),
-    _p("custom-epoch", r"\bepoch[ :]+(?P<epoch>\d+) ?(?:/|of) ?(?P<total_epochs>\d+)\b", ("epoch",),
+    _p("custom-epoch", r"\bepoch[ :]*(?P<epoch>\d+) ?(?:/|of) ?(?P<total_epochs>\d+)\b", ("epoch",),
        ignore_case=True),
     # a report per range of batches: `1epoch:train:401-500batch: loss=3.2`
     _p("counter-range", r"\b\d+-(?P<step>\d+) ?(?:batch(?:es)?|iter(?:ation)?s?|steps?)\b", ("batch", "iter", "step"),

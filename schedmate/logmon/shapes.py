@@ -14,6 +14,7 @@ from __future__ import annotations
 import calendar
 import re
 
+from schedmate.logmon.custom_counters import CUSTOM_PROGRESS_RULES
 from schedmate.logmon.rules import F, Rule
 from schedmate.logmon.tables import bracketed_duration
 
@@ -72,6 +73,7 @@ EXTRA_PROGRESS_RULES: list[Rule] = [
     # a save that names the step it was made at: `Saving model and optimizer state at iteration 6000 to out.pt`
     _p("saved-at-step", r"\b(?:saving|saved)\b[^\n]{0,60}?\bat (?:iteration|iter|step|global step) (?P<step>\d+)\b",
        ("saving", "saved"), ignore_case=True, marks_pause=True),
+    *CUSTOM_PROGRESS_RULES,  # research code's own prints (`custom_counters.py`)
 ]
 
 
