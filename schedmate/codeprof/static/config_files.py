@@ -111,6 +111,7 @@ class ConfigFilesMixin:
 
     def _config_files(self) -> None:
         self._hydra()
+        self._configargparse_files()
         gin_read = self._gin_files()
         for rel, _where, layer in self._config_paths():
             if rel in gin_read:
@@ -130,6 +131,37 @@ class ConfigFilesMixin:
         entry = [self.r.entry] if self.r.entry in self.r.py else []
         files = entry + [f for f in self.r.py if f not in entry]
         self.r.notes.extend(select_tables(self.r.params, self.r.py, files))
+
+    def _configargparse_files(self) -> None:
+        """configargparse `key = value` files (`--config configs/x.txt` declared `is_config_file=True`, else the
+        parser's `default_config_files`): over the parser's defaults, under the command line
+        (`codeprof/configargparse_files.py`)."""
+        from schedmate.codeprof import configargparse_files as cap
+
+        calls = [c for _f, c in self.calls]
+        flags = self._flag_dest()
+        chosen: list[tuple[str, int]] = []
+        for spellings, _line in cap.config_file_flags(calls):
+            dest = flags.get(spellings[-1], (norm(spellings[-1]), None))[0]
+            pv = self.r.params.get(dest)
+            if pv is not None and isinstance(pv.value, str) and pv.value:
+                chosen.append((pv.value, CONFIG_OVERRIDE if pv.layer >= COMMAND_LINE else CONFIG))
+        if not chosen:
+            chosen = [(p, CONFIG) for p in cap.default_config_files(calls)]
+        base = str(PurePosixPath(self.r.entry).parent) if self.r.entry else ""
+        for path, layer in chosen:
+            roots = ((self.r.launch.base if self.r.launch else ""), base, "")
+            rel = next((r for root in roots if (r := self.wd.rel(path, root)) and self.wd.exists(r)), None)
+            text = self.wd.read_text(rel) if rel else None
+            if text is None or not cap.looks_like_keyvalue(text):
+                if text is None:
+                    self.r.notes.append(f"configargparse file {path} is not in the workdir")
+                continue
+            if rel not in self.r.configs:
+                self.r.configs.append(rel)  # type: ignore[arg-type]
+            for key, value, line in cap.parse_keyvalue(text):
+                dest = flags.get(f"--{key}", (norm(key), None))[0]
+                self.r.params.set(dest, value, f"{rel}:{line}", layer)  # a lower layer never replaces a higher
 
     def _recursive_defaults(self, rel: str) -> list[str]:
         """`default.yaml` files in the directories above a config, outermost first, when the code loads its

@@ -34,6 +34,7 @@ MICRO = (
     "bs",
     "train.batch_size",
     "training.batch_size",
+    "n_rand",  # NeRF family (`--N_rand`): the rays sampled per optimisation step, the run's batch
 )
 GLOBAL = ("global_batch_size", "total_batch_size", "global_bs", "effective_batch_size", "gbs", "ims_per_batch",
           "global_train_batch_size")

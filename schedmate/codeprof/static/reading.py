@@ -238,6 +238,7 @@ class ReadingMixin:
         for key, v, line in fire_defaults((self.wd.read_text(self.r.entry) or "") if self.r.entry else "", first):
             P.set(key, v, f"{self.r.entry}:{line}", CODE_DEFAULT)  # `fire.Fire(train)`: train's keyword defaults
         self._cli_class_defaults()
+        stars = self._star_constants()
         for rel, s in self.r.py.items():
             for a in s["argparse"]:
                 if a.get("main_only") and rel != self.r.entry:
@@ -255,7 +256,7 @@ class ReadingMixin:
 
                 from schedmate.codeprof.pyast import const_eval
 
-                known_globals: dict[str, Any] = {}
+                known_globals: dict[str, Any] = dict(stars)  # `from hparams import *` names, used bare
                 for a in s["assigns"]:
                     if a["depth"] != 0 or a["op"] is not None or "." in a["target"] or a.get("when"):
                         continue
@@ -271,6 +272,29 @@ class ReadingMixin:
                         sub = shadowed_lengths([k for k, _ in flat])  # `{"train_epochs": 12, "ema": {"epochs": 10}}`
                         for k, x in flat:  # CFG = {"epochs": 50} -> cfg.epochs
                             P.set(k, x, f"{rel}:{a['line']}", CODE_DEFAULT, leaf=k not in sub)
+
+    def _star_constants(self) -> dict[str, Any]:
+        """Constants the entry takes in through `from x import *` (at any depth, `static/star_imports.py`):
+        code defaults under their bare names, below the entry's own module constants."""
+        from schedmate.codeprof.static.star_imports import star_constants
+
+        if not self.r.entry:
+            return {}
+
+        def find(module: str, base: str) -> str | None:
+            stem = module.replace(".", "/")
+            for root in (base, self.r.launch.base if self.r.launch else "", ""):
+                for path in (f"{stem}.py", f"{stem}/__init__.py"):
+                    cand = self.wd.rel(path, root)
+                    if cand and self.wd.exists(cand):
+                        return cand
+            return None
+
+        out: dict[str, Any] = {}
+        for name, v, where in star_constants(self.r.entry, self.wd.read_text, find):
+            self.r.params.set(name, v, where, CODE_DEFAULT)
+            out[name] = v
+        return out
 
     def _class_defaults(self, named: set[str] = frozenset(), layer: int = CODE_DEFAULT) -> None:
         """Config classes that set their values in `__init__` (`class Exp(BaseExp): def __init__(self):
