@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -344,7 +345,7 @@ class BatchMixin(BatchUnitsMixin):
             repeat = self._repeated_dataset()
             if repeat is not None and isinstance(e, int):  # OpenMMLab RepeatDataset: each epoch is N passes
                 e, epochs = e * repeat[0], (e * repeat[0], [*epochs[1], *repeat[1]])
-            if isinstance(e, int) and e > 0:
+            if isinstance(e, (int, float)) and math.isfinite(e) and e > 0:  # 12.1 or HF's 0.5 epochs stay
                 r.put("epochs", e, epochs[1])
 
     _EPOCH_LOOP = re.compile(r"^\s*for\s+(?:epoch|ep|epoch_?(?:idx|id|num|i|no))\s+in\s+"
