@@ -1,0 +1,95 @@
+"""Vision models named by a config's values rather than by one name key.
+
+- an HRNet-style model section: `MODEL: {NAME: cls_hrnet, EXTRA: {STAGE2: {NUM_CHANNELS: [48, 96]}}}` is
+  cls_hrnet_w48 (the width of an HRNet is the first branch's channel count of its second stage);
+- a maskrcnn-benchmark-style detector: `META_ARCHITECTURE: GeneralizedRCNN` with
+  `BACKBONE: {CONV_BODY: R-50-FPN}` is Faster R-CNN R-50-FPN, or Mask R-CNN with `MASK_ON: True`, or
+  RetinaNet with `RETINANET_ON: True` (only FPN bodies: a C4 body has another head);
+- the config file named on the command line whose stem starts with a model name
+  (`--conf configs/yolov6s_finetune.py`, `--cfg experiments/cls_hrnet_w48_sgd_lr5e-2.yaml`).
+
+Only a name that a row of the well-known table matches counts (a name that merely states a size does not):
+a wrong number is worse than null.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+
+from schedmate.codeprof import known
+
+_CONFIG_FLAGS = ("cfg", "config_file", "config", "conf", "conf_file", "config_path", "opt")
+_CONFIG_EXT = re.compile(r"\.(ya?ml|py|json|cfg|txt|toml)$", re.IGNORECASE)
+
+
+def _table_knows(name: str) -> bool:
+    n = known.normalise_name(name)
+    return any(re.search(pat, n) for pat, *_ in known.KNOWN_MODELS)
+
+
+def name_from_hrnet_width(params: Any) -> tuple[str, list[str]] | None:
+    """`<x>_hrnet` in a model section's NAME completed by the width its second stage's first branch has."""
+    for key, pv in params.items():
+        if not key.endswith(".name") or not isinstance(pv.value, str) or "hrnet" not in pv.value.lower():
+            continue
+        head = key[: -len(".name")]
+        ch = params.get_path(f"{head}.extra.stage2.num_channels")
+        if ch is None or not isinstance(ch.value, list | tuple) or not ch.value:
+            continue
+        width = ch.value[0]
+        if not isinstance(width, int) or isinstance(width, bool):
+            continue
+        cand = f"{pv.value.strip().lower()}_w{width}"
+        if _table_knows(cand):
+            return cand, pv.where + ch.where
+    return None
+
+
+def name_from_conv_body(params: Any) -> tuple[str, list[str]] | None:
+    """A GeneralizedRCNN detector named by its CONV_BODY and which heads are on."""
+    arch = params.get_path("model.meta_architecture")
+    body = params.get_path("model.backbone.conv_body")
+    if arch is None or body is None or str(arch.value) != "GeneralizedRCNN" or not isinstance(body.value, str):
+        return None
+    m = re.fullmatch(r"(R-(?:50|101))-FPN(?:-RETINANET)?", body.value.strip().upper())
+    groups = params.get_path("model.resnets.num_groups")
+    if m is None or groups is not None and groups.value not in (1, None):
+        return None  # `NUM_GROUPS: 32` turns the R-101 body into a ResNeXt, which no row here counts
+
+    def on(flag: str) -> bool:
+        pv = params.get_path(f"model.{flag}")
+        return pv is not None and pv.value is True
+
+    if on("keypoint_on"):
+        return None  # keypoint heads: only the R-50 keypoint row exists and its head differs
+    head = "retinanet" if on("retinanet_on") else "mask_rcnn" if on("mask_on") else "faster_rcnn"
+    cand = f"{head}_{m.group(1).lower()}"
+    return (cand, arch.where + body.where) if _table_knows(cand) else None
+
+
+def name_from_config_stem(params: Any) -> tuple[str, list[str]] | None:
+    """The stem of the config file the command names, when it starts with a name the table knows."""
+    for k in _CONFIG_FLAGS:
+        pv = params.get(k)
+        if pv is None or not isinstance(pv.value, str) or not _CONFIG_EXT.search(pv.value.strip()):
+            continue
+        stem = PurePosixPath(pv.value.strip()).stem.lower()
+        if _table_knows(stem):
+            return stem, list(pv.where)
+    return None
+
+
+def backbone_is_a_part(params: Any, key: str) -> bool:
+    """A `backbone` value is not the trained model when the same config names a model of another name
+    (SegmenTron's `MODEL_NAME: PSPNet` + `BACKBONE: resnet101` is PSPNet on a ResNet-101 trunk)."""
+    if key != "backbone":
+        return False
+    bb = params.get("backbone")
+    for k in ("model_name", "model.name", "model.type", "model.arch"):
+        pv = params.get_path(k) if "." in k else params.get(k)
+        if pv is not None and isinstance(pv.value, str) and pv.value.strip() and bb is not None \
+                and pv.value.strip().lower() != str(bb.value).strip().lower():
+            return True
+    return False
