@@ -35,7 +35,7 @@ def name_from_hrnet_width(params: Any) -> tuple[str, list[str]] | None:
         if not key.endswith(".name") or not isinstance(pv.value, str) or "hrnet" not in pv.value.lower():
             continue
         head = key[: -len(".name")]
-        ch = params.get_path(f"{head}.extra.stage2.num_channels")
+        ch = dict(params.items()).get(f"{head}.extra.stage2.num_channels")  # exactly there, not any leaf
         if ch is None or not isinstance(ch.value, list | tuple) or not ch.value:
             continue
         width = ch.value[0]
