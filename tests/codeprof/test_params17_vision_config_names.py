@@ -18,6 +18,7 @@ from schedmate.codeprof.static.model_config_names import (
     name_from_config_stem,
     name_from_conv_body,
     name_from_hrnet_width,
+    one_branch_of_a_name_choice,
 )
 
 
@@ -163,3 +164,17 @@ def test_a_generalized_rcnn_yaml_job_gets_the_whole_detectors_size(tmp_path: Pat
     """))
     prof = analyze_code(tmp_path, "python train_det.py --config-file configs/det_run.yaml", use_llm=False)
     assert prof.facts["params"].value == 44.4e6
+
+
+def test_a_large_backbone_beside_another_model_name_still_names_the_model() -> None:
+    # heads of 10-30M beside a 197M Swin-L stay within the tolerance; beside a 25M ResNet-50 they do not
+    assert not backbone_is_a_part(_space({"modelname": "detector", "backbone": "swin_L_384_22k"}), "backbone")
+    assert backbone_is_a_part(_space({"modelname": "detector", "backbone": "resnet50"}), "backbone")
+
+
+def test_a_call_under_an_undecided_switch_on_an_architecture_name_is_one_option() -> None:
+    assert one_branch_of_a_name_choice({"func": "mobilenet_v2", "when": ["base_model == 'mobilenetv2'"]})
+    assert one_branch_of_a_name_choice({"func": "resnet50", "when": ["'resnet50' == arch"]})
+    assert not one_branch_of_a_name_choice({"func": "resnet50", "when": ["__name__ == '__main__'"]})
+    assert not one_branch_of_a_name_choice({"func": "resnet50", "when": ["args.pretrained"]})
+    assert not one_branch_of_a_name_choice({"func": "resnet50"})

@@ -15,6 +15,7 @@ from schedmate.codeprof.static.model_config_names import (
     name_from_config_stem,
     name_from_conv_body,
     name_from_hrnet_width,
+    one_branch_of_a_name_choice,
 )
 from schedmate.codeprof.static.model_keys import (
     name_from_backbone_option,
@@ -284,7 +285,8 @@ class ModelMixin:
                     )
                     or c["func"] == tail
                 ):
-                    if self._active(c) is not False:
+                    active = self._active(c)
+                    if active is True or active is None and not one_branch_of_a_name_choice(c):
                         name = (tail, [f"{rel}:{c['line']}"])
                         break
         if name is None:

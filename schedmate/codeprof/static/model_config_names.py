@@ -81,15 +81,33 @@ def name_from_config_stem(params: Any) -> tuple[str, list[str]] | None:
     return None
 
 
+_BACKBONE_DOMINATES = 60e6
+
+
 def backbone_is_a_part(params: Any, key: str) -> bool:
     """A `backbone` value is not the trained model when the same config names a model of another name
-    (SegmenTron's `MODEL_NAME: PSPNet` + `BACKBONE: resnet101` is PSPNet on a ResNet-101 trunk)."""
+    (SegmenTron's `MODEL_NAME: PSPNet` + `BACKBONE: resnet101` is PSPNet on a ResNet-101 trunk). A detector's
+    or segmenter's heads add some 10-30M parameters, so a backbone of `_BACKBONE_DOMINATES` or more (Swin-L,
+    197M) still counts the whole within the 1.5x tolerance and stays the model's name; a smaller one does not."""
     if key != "backbone":
         return False
     bb = params.get("backbone")
-    for k in ("model_name", "model.name", "model.type", "model.arch"):
+    hit = known.lookup_model(bb.value) if bb is not None and isinstance(bb.value, str) else None
+    if hit is not None and hit[2] >= _BACKBONE_DOMINATES:
+        return False
+    for k in ("model_name", "modelname", "model.name", "model.type", "model.arch", "arch"):
         pv = params.get_path(k) if "." in k else params.get(k)
         if pv is not None and isinstance(pv.value, str) and pv.value.strip() and bb is not None \
                 and pv.value.strip().lower() != str(bb.value).strip().lower():
             return True
     return False
+
+
+# a guard that picks one architecture among several by name: `elif base_model == 'mobilenetv2':`
+_NAME_CHOICE = re.compile(r"""(==|!=)\s*['"][A-Za-z][\w.-]*['"]|['"][A-Za-z][\w.-]*['"]\s*(==|!=)""")
+
+
+def one_branch_of_a_name_choice(call: dict[str, Any]) -> bool:
+    """A call under a guard comparing something with an architecture-like string is one option of a model
+    switch; when the guard cannot be decided, the call is no evidence of which model is trained."""
+    return any(_NAME_CHOICE.search(w) and "__name__" not in w for w in call.get("when", []))
