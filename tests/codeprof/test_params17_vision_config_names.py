@@ -1,7 +1,8 @@
 """Vision models named by a config's values: published rows for families repositories name in a config
 (Focal, HRNet classification and HigherHRNet widths, PIDNet, Fast-SCNN/ENet/DABNet, IBN-Net), an HRNet model
 section completed by its stage-2 width, a GeneralizedRCNN detector named by its CONV_BODY and heads, the
-config file's stem, and a backbone that is only a part of the model another key names."""
+config file's stem, a registry-built backbone named by its builder and depth, a backbone that is only a
+part of the model another key names, and a call under an undecided switch on an architecture name."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from schedmate.codeprof.analyzer import analyze_code
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG, ParamSpace
 from schedmate.codeprof.static.model_config_names import (
     backbone_is_a_part,
+    name_from_backbone_builder,
     name_from_config_stem,
     name_from_conv_body,
     name_from_hrnet_width,
@@ -178,3 +180,19 @@ def test_a_call_under_an_undecided_switch_on_an_architecture_name_is_one_option(
     assert not one_branch_of_a_name_choice({"func": "resnet50", "when": ["__name__ == '__main__'"]})
     assert not one_branch_of_a_name_choice({"func": "resnet50", "when": ["args.pretrained"]})
     assert not one_branch_of_a_name_choice({"func": "resnet50"})
+
+
+def test_a_registry_built_backbone_is_named_by_its_builder_and_depth() -> None:
+    sp = _space({"model.meta_architecture": "Embedder", "model.backbone.name": "build_resnet_backbone",
+                 "model.backbone.depth": "101x", "model.backbone.with_ibn": True})
+    assert name_from_backbone_builder(sp)[0] == "resnet101_ibn_a"  # type: ignore[index]
+    plain = _space({"model.backbone.name": "build_resnet_backbone", "model.backbone.depth": "50x"})
+    assert known.lookup_model(name_from_backbone_builder(plain)[0])[2] == 25.6e6  # type: ignore[index]
+
+
+def test_a_builder_inside_a_detector_or_an_fpn_builder_gives_no_name() -> None:
+    det = {"model.meta_architecture": "GeneralizedRCNN", "model.backbone.name": "build_resnet_backbone",
+           "model.backbone.depth": 50}
+    assert name_from_backbone_builder(_space(det)) is None
+    fpn = {"model.backbone.name": "build_resnet_fpn_backbone", "model.backbone.depth": 50}
+    assert name_from_backbone_builder(_space(fpn)) is None

@@ -12,6 +12,7 @@ from schedmate.codeprof.params import COMMAND_LINE, CONFIG
 from schedmate.codeprof.static.layer_family import family_from_layers
 from schedmate.codeprof.static.model_config_names import (
     backbone_is_a_part,
+    name_from_backbone_builder,
     name_from_config_stem,
     name_from_conv_body,
     name_from_hrnet_width,
@@ -292,7 +293,7 @@ class ModelMixin:
         if name is None:
             name = self._name_from_model_dict() or name_from_model_section(P)  # a family + its section's depth
         if name is None:  # HRNet NAME + its stage-2 width; a GeneralizedRCNN's CONV_BODY and heads
-            name = name_from_hrnet_width(P) or name_from_conv_body(P)
+            name = name_from_hrnet_width(P) or name_from_conv_body(P) or name_from_backbone_builder(P)
         if name is None:  # `config = ViTMAEConfig()`: the library's reference model
             name = name_from_default_config(self)
         if name is None:  # an experiment or run named after its model (`-n yolox-s`, `run_name: llama-7b-sft`)

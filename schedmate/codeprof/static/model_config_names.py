@@ -5,6 +5,9 @@
 - a maskrcnn-benchmark-style detector: `META_ARCHITECTURE: GeneralizedRCNN` with
   `BACKBONE: {CONV_BODY: R-50-FPN}` is Faster R-CNN R-50-FPN, or Mask R-CNN with `MASK_ON: True`, or
   RetinaNet with `RETINANET_ON: True` (only FPN bodies: a C4 body has another head);
+- a registry-built backbone named by its builder and depth (fast-reid/detectron2 style:
+  `BACKBONE: {NAME: build_resnet_backbone, DEPTH: 50x, WITH_IBN: True}` is resnet50_ibn_a) in a model that is
+  not a detector or segmenter (their heads are counted by no row);
 - the config file named on the command line whose stem starts with a model name
   (`--conf configs/yolov6s_finetune.py`, `--cfg experiments/cls_hrnet_w48_sgd_lr5e-2.yaml`).
 
@@ -111,3 +114,23 @@ def one_branch_of_a_name_choice(call: dict[str, Any]) -> bool:
     """A call under a guard comparing something with an architecture-like string is one option of a model
     switch; when the guard cannot be decided, the call is no evidence of which model is trained."""
     return any(_NAME_CHOICE.search(w) and "__name__" not in w for w in call.get("when", []))
+
+
+_DETECTOR_ARCH = re.compile(r"rcnn|retina|segment|panoptic|detr|fcos|yolo", re.IGNORECASE)
+
+
+def name_from_backbone_builder(params: Any) -> tuple[str, list[str]] | None:
+    """`model.backbone.name: build_<family>_backbone` + `model.backbone.depth: <n>[x]` -> <family><n>."""
+    items = dict(params.items())
+    nm, depth = items.get("model.backbone.name"), items.get("model.backbone.depth")
+    if nm is None or depth is None or not isinstance(nm.value, str):
+        return None
+    fam = re.fullmatch(r"build_(resnet|resnext|resnest|regnet)_backbone", nm.value.strip().lower())
+    n = re.fullmatch(r"(\d{2,3})x?", str(depth.value).strip().lower())
+    arch = items.get("model.meta_architecture")
+    if fam is None or n is None or arch is not None and _DETECTOR_ARCH.search(str(arch.value)):
+        return None
+    ibn = items.get("model.backbone.with_ibn")
+    cand = f"{fam.group(1)}{n.group(1)}" + ("_ibn_a" if ibn is not None and ibn.value is True else "")
+    where = nm.where + depth.where + (ibn.where if ibn is not None and ibn.value is True else [])
+    return (cand, where) if _table_knows(cand) else None
