@@ -41,6 +41,21 @@ VISION_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^fast[_-]?scnn$", "fast-scnn", "cnn", 1.11e6),  # Fast-SCNN paper
     (r"^enet$", "enet", "cnn", 0.37e6),  # ENet paper
     (r"^dabnet$", "dabnet", "cnn", 0.76e6),  # DABNet paper
+    # --- EfficientViT (MIT Han lab; README classification table; B and L series only) ---------------------
+    (rf"^efficientvit[_-]?b0{_END}", "efficientvit-b0", "vit", 3.4e6),
+    (rf"^efficientvit[_-]?b1{_END}", "efficientvit-b1", "vit", 9.1e6),
+    (rf"^efficientvit[_-]?b2{_END}", "efficientvit-b2", "vit", 24e6),
+    (rf"^efficientvit[_-]?b3{_END}", "efficientvit-b3", "vit", 49e6),
+    (rf"^efficientvit[_-]?l1{_END}", "efficientvit-l1", "vit", 53e6),
+    (rf"^efficientvit[_-]?l2{_END}", "efficientvit-l2", "vit", 64e6),
+    (rf"^efficientvit[_-]?l3{_END}", "efficientvit-l3", "vit", 246e6),
+    # --- NesT (Nested Hierarchical Transformer paper: CIFAR nets at 32 px, ImageNet nets at 224 px) ----------
+    (r"^nest[_-](tiny|t)[_-]s\d+[_-]32$", "nest-tiny-cifar", "vit", 6.2e6),
+    (r"^nest[_-](small|s)[_-]s\d+[_-]32$", "nest-small-cifar", "vit", 23.4e6),
+    (r"^nest[_-](base|b)[_-]s\d+[_-]32$", "nest-base-cifar", "vit", 90.1e6),
+    (r"^(jx_)?nest[_-](tiny|t)([_-]s\d+[_-]224)?$", "nest-tiny", "vit", 17e6),
+    (r"^(jx_)?nest[_-](small|s)([_-]s\d+[_-]224)?$", "nest-small", "vit", 38e6),
+    (r"^(jx_)?nest[_-](base|b)([_-]s\d+[_-]224)?$", "nest-base", "vit", 68e6),
     # --- IBN-Net backbones (IBN-Net README table, IBN-a) -------------------------------------------------
     (r"^(resnet|r)-?50[_-]?ibn([_-]?a)?$", "resnet50_ibn_a", "resnet", 25.5e6),
     (r"^(resnet|r)-?101[_-]?ibn([_-]?a)?$", "resnet101_ibn_a", "resnet", 44.5e6),

@@ -39,6 +39,11 @@ from schedmate.codeprof.static.model_config_names import (
         ("Fast-SCNN", 1.11e6),
         ("ENet", 0.37e6),  # ENet paper
         ("resnet101_ibn_a", 44.5e6),  # IBN-Net README
+        ("efficientvit_l2", 64e6),  # EfficientViT README (B/L series)
+        ("efficientvit-b0", 3.4e6),
+        ("nest_small_s16_32", 23.4e6),  # NesT paper: CIFAR nets
+        ("nest_base_s196_224", 68e6),  # and ImageNet nets
+        ("nest_tiny", 17e6),
     ],
 )
 def test_a_vision_model_named_in_a_config_gets_its_published_size(name: str, published: float) -> None:
@@ -46,7 +51,8 @@ def test_a_vision_model_named_in_a_config_gets_its_published_size(name: str, pub
     assert hit is not None and hit[2] == published
 
 
-@pytest.mark.parametrize("name", ["focal_huge", "cls_hrnet_w20", "pidnet_xl", "enet_v2", "pose_higher_hrnet_w40"])
+@pytest.mark.parametrize("name", ["focal_huge", "cls_hrnet_w20", "pidnet_xl", "enet_v2", "pose_higher_hrnet_w40",
+                                  "efficientvit_m5", "nest_tiny_s16_64"])
 def test_a_variant_no_table_publishes_stays_unknown(name: str) -> None:
     assert known.lookup_model(name) is None
 
@@ -196,3 +202,11 @@ def test_a_builder_inside_a_detector_or_an_fpn_builder_gives_no_name() -> None:
     assert name_from_backbone_builder(_space(det)) is None
     fpn = {"model.backbone.name": "build_resnet_fpn_backbone", "model.backbone.depth": 50}
     assert name_from_backbone_builder(_space(fpn)) is None
+
+
+def test_a_positional_or_file_option_config_stem_names_the_model_but_a_data_file_does_not() -> None:
+    assert name_from_config_stem(_space({}), ["confs/efficientvit_b2.yaml"], ["run.sh:3"]) \
+        == ("efficientvit_b2", ["run.sh:3"])
+    assert name_from_config_stem(_space({"file": "exps/replknet31_base_in1k.py"}))[0] \
+        == "replknet31_base_in1k"  # type: ignore[index]
+    assert name_from_config_stem(_space({"file": "feats/resnet50_cache.json"})) is None

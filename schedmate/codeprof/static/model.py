@@ -339,7 +339,7 @@ class ModelMixin:
             if depth is not None and fam is not None and known.lookup_model(f"{fam.value}-r{depth.value}"):
                 name = (f"{fam.value}-r{depth.value}", fam.where + depth.where)
         if name is None:  # `--cfg configs/yolov6s_finetune.py`: the config file's stem names the model
-            name = name_from_config_stem(P)
+            name = name_from_config_stem(P, self._positional, list(self.r.launch.args_where) if self.r.launch else [])
         if name is None and self.r.launch is not None:  # a model id among positional arguments
             for arg in self._positional:
                 if re.fullmatch(r"[\w.-]+/[\w.-]+", arg) and (hit := known.lookup_model(arg)) and hit[1]:

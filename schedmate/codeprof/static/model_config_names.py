@@ -23,7 +23,7 @@ from typing import Any
 
 from schedmate.codeprof import known
 
-_CONFIG_FLAGS = ("cfg", "config_file", "config", "conf", "conf_file", "config_path", "opt")
+_CONFIG_FLAGS = ("cfg", "config_file", "config", "conf", "conf_file", "config_path", "opt", "exp_file", "f", "file")
 _CONFIG_EXT = re.compile(r"\.(ya?ml|py|json|cfg|txt|toml)$", re.IGNORECASE)
 
 
@@ -72,15 +72,20 @@ def name_from_conv_body(params: Any) -> tuple[str, list[str]] | None:
     return (cand, arch.where + body.where) if _table_knows(cand) else None
 
 
-def name_from_config_stem(params: Any) -> tuple[str, list[str]] | None:
-    """The stem of the config file the command names, when it starts with a name the table knows."""
-    for k in _CONFIG_FLAGS:
-        pv = params.get(k)
-        if pv is None or not isinstance(pv.value, str) or not _CONFIG_EXT.search(pv.value.strip()):
+def name_from_config_stem(params: Any, positional: list[str] | None = None,
+                          args_where: list[str] | None = None) -> tuple[str, list[str]] | None:
+    """The stem of the config file the command names (by a config option, or as a positional argument),
+    when it starts with a name the table knows."""
+    named = [(pv.value, list(pv.where)) for k in _CONFIG_FLAGS
+             if (pv := params.get(k)) is not None and isinstance(pv.value, str)
+             and (k not in {"f", "file"} or re.search(r"\.(py|ya?ml)$", pv.value.strip()))]  # a generic option
+    named += [(a, list(args_where or [])) for a in positional or []]
+    for value, where in named:
+        if not _CONFIG_EXT.search(value.strip()):
             continue
-        stem = PurePosixPath(pv.value.strip()).stem.lower()
+        stem = PurePosixPath(value.strip()).stem.lower()
         if _table_knows(stem):
-            return stem, list(pv.where)
+            return stem, where
     return None
 
 
