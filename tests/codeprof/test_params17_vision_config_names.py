@@ -17,6 +17,7 @@ from schedmate.codeprof.params import COMMAND_LINE, CONFIG, ParamSpace
 from schedmate.codeprof.static.model_config_names import (
     backbone_is_a_part,
     name_from_backbone_builder,
+    name_from_compound_coef,
     name_from_config_stem,
     name_from_conv_body,
     name_from_hrnet_width,
@@ -210,3 +211,11 @@ def test_a_positional_or_file_option_config_stem_names_the_model_but_a_data_file
     assert name_from_config_stem(_space({"file": "exps/replknet31_base_in1k.py"}))[0] \
         == "replknet31_base_in1k"  # type: ignore[index]
     assert name_from_config_stem(_space({"file": "feats/resnet50_cache.json"})) is None
+
+
+def test_a_compound_coefficient_picks_the_efficientdet_the_job_builds() -> None:
+    sp = _space({"phi": 3}, COMMAND_LINE)
+    calls = [("train.py", {"func": "nets.efficientdet", "line": 40})]
+    assert name_from_compound_coef(sp, calls) == ("efficientdet-d3", ["exp.yaml:phi", "train.py:40"])
+    assert name_from_compound_coef(sp, [("train.py", {"func": "build_detector", "line": 40})]) is None
+    assert name_from_compound_coef(_space({"phi": 9}), calls) is None

@@ -10,14 +10,9 @@ from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
 from schedmate.codeprof.static.layer_family import family_from_layers
-from schedmate.codeprof.static.model_config_names import (
-    backbone_is_a_part,
-    name_from_backbone_builder,
-    name_from_config_stem,
-    name_from_conv_body,
-    name_from_hrnet_width,
-    one_branch_of_a_name_choice,
-)
+from schedmate.codeprof.static.model_config_names import (backbone_is_a_part, name_from_backbone_builder,
+    name_from_compound_coef, name_from_config_stem, name_from_conv_body, name_from_hrnet_width,
+    one_branch_of_a_name_choice)
 from schedmate.codeprof.static.model_keys import (
     name_from_backbone_option,
     name_from_model_section,
@@ -293,7 +288,8 @@ class ModelMixin:
         if name is None:
             name = self._name_from_model_dict() or name_from_model_section(P)  # a family + its section's depth
         if name is None:  # HRNet NAME + its stage-2 width; a GeneralizedRCNN's CONV_BODY and heads
-            name = name_from_hrnet_width(P) or name_from_conv_body(P) or name_from_backbone_builder(P)
+            name = name_from_hrnet_width(P) or name_from_conv_body(P) or name_from_backbone_builder(P) \
+                or name_from_compound_coef(P, self.calls)  # `--phi 1` + an EfficientDet builder
         if name is None:  # `config = ViTMAEConfig()`: the library's reference model
             name = name_from_default_config(self)
         if name is None:  # an experiment or run named after its model (`-n yolox-s`, `run_name: llama-7b-sft`)

@@ -8,6 +8,8 @@
 - a registry-built backbone named by its builder and depth (fast-reid/detectron2 style:
   `BACKBONE: {NAME: build_resnet_backbone, DEPTH: 50x, WITH_IBN: True}` is resnet50_ibn_a) in a model that is
   not a detector or segmenter (their heads are counted by no row);
+- an EfficientDet built by the job (`efficientdet(args.phi)`, `EfficientDetBackbone(compound_coef=...)`) whose
+  compound coefficient option (`--phi 1`, `-c 1`) picks D0-D7;
 - the config file named on the command line whose stem starts with a model name
   (`--conf configs/yolov6s_finetune.py`, `--cfg experiments/cls_hrnet_w48_sgd_lr5e-2.yaml`).
 
@@ -139,3 +141,15 @@ def name_from_backbone_builder(params: Any) -> tuple[str, list[str]] | None:
     cand = f"{fam.group(1)}{n.group(1)}" + ("_ibn_a" if ibn is not None and ibn.value is True else "")
     where = nm.where + depth.where + (ibn.where if ibn is not None and ibn.value is True else [])
     return (cand, where) if _table_knows(cand) else None
+
+
+def name_from_compound_coef(params: Any, calls: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[str]] | None:
+    """EfficientDet-D<phi> when the job calls an EfficientDet builder and a `phi`/`compound_coef` option is set."""
+    pv = params.get("phi", "compound_coef")
+    if pv is None or not isinstance(pv.value, int) or isinstance(pv.value, bool) or not 0 <= pv.value <= 7:
+        return None
+    for rel, c in calls:
+        if "efficientdet" in c["func"].rsplit(".", 1)[-1].lower():
+            cand = f"efficientdet-d{pv.value}"
+            return (cand, [*pv.where, f"{rel}:{c['line']}"]) if _table_knows(cand) else None
+    return None
