@@ -10,6 +10,9 @@ from schedmate.codeprof import known
 from schedmate.codeprof.configs import ConfigError, key_lines, parse_config
 from schedmate.codeprof.params import COMMAND_LINE, CONFIG
 from schedmate.codeprof.static.layer_family import family_from_layers
+from schedmate.codeprof.static.model_config_names import (backbone_is_a_part, name_from_backbone_builder,
+    name_from_compound_coef, name_from_config_stem, name_from_conv_body, name_from_hrnet_width,
+    one_branch_of_a_name_choice)
 from schedmate.codeprof.static.model_keys import (
     name_from_backbone_option,
     name_from_model_section,
@@ -278,11 +281,15 @@ class ModelMixin:
                     )
                     or c["func"] == tail
                 ):
-                    if self._active(c) is not False:
+                    active = self._active(c)
+                    if active is True or active is None and not one_branch_of_a_name_choice(c):
                         name = (tail, [f"{rel}:{c['line']}"])
                         break
         if name is None:
             name = self._name_from_model_dict() or name_from_model_section(P)  # a family + its section's depth
+        if name is None:  # HRNet NAME + its stage-2 width; a GeneralizedRCNN's CONV_BODY and heads
+            name = name_from_hrnet_width(P) or name_from_conv_body(P) or name_from_backbone_builder(P) \
+                or name_from_compound_coef(P, self.calls)  # `--phi 1` + an EfficientDet builder
         if name is None:  # `config = ViTMAEConfig()`: the library's reference model
             name = name_from_default_config(self)
         if name is None:  # an experiment or run named after its model (`-n yolox-s`, `run_name: llama-7b-sft`)
@@ -306,7 +313,7 @@ class ModelMixin:
                         name = (v, [f"{rel}:{c['line']}", *ev])
         if name is None:
             for k in MODEL_NAME:
-                pv = P.get(k)
+                pv = None if backbone_is_a_part(P, k) else P.get(k)
                 if pv is not None and isinstance(pv.value, str) and (stem := definition_stem(pv.value)):
                     name = (stem, pv.where)  # `--model config/yolov3.cfg`: the definition file names the model
                     break
@@ -327,6 +334,8 @@ class ModelMixin:
                         and isinstance(pv.value, str) and re.fullmatch(r"[A-Za-z][\w-]*", pv.value)), None)
             if depth is not None and fam is not None and known.lookup_model(f"{fam.value}-r{depth.value}"):
                 name = (f"{fam.value}-r{depth.value}", fam.where + depth.where)
+        if name is None:  # `--cfg configs/yolov6s_finetune.py`: the config file's stem names the model
+            name = name_from_config_stem(P, self._positional, list(self.r.launch.args_where) if self.r.launch else [])
         if name is None and self.r.launch is not None:  # a model id among positional arguments
             for arg in self._positional:
                 if re.fullmatch(r"[\w.-]+/[\w.-]+", arg) and (hit := known.lookup_model(arg)) and hit[1]:
