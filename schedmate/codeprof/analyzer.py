@@ -12,6 +12,7 @@ from schedmate.codeprof.facts import CodeProfile, Fact
 from schedmate.codeprof.llm_checks import token_budget
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
+from schedmate.codeprof.static.length_help import recheck_run_length
 
 
 class AnalyzeError(ValueError):
@@ -119,7 +120,7 @@ def finish(
     extra: dict[str, Any] | None = None,
     candidates: bool = True,
 ) -> CodeProfile:
-    facts = {k: v.model_copy(deep=True) for k, v in facts.items()}
+    facts = recheck_run_length({k: v.model_copy(deep=True) for k, v in facts.items()}, res)
     extras = derive(facts, res.dims, res.accum_knob)
     if candidates and res.candidates and (filled := fill_from_candidates(facts, res)):
         warnings = [*warnings, *filled]
