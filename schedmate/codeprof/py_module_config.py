@@ -93,6 +93,20 @@ class _Lazy(ast.NodeTransformer):
         return node
 
 
+class _Symbols(ast.NodeTransformer):
+    """`AutoModel.from_pretrained` on a class imported from code -> the string 'AutoModel.from_pretrained'
+    (what a `type=` field names), so the dict around it keeps its other keys readable."""
+
+    def __init__(self, symbols: set[str]) -> None:
+        self.symbols = symbols
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        path = _path(node)
+        if path and path[0] in self.symbols:
+            return ast.copy_location(ast.Constant(".".join(path)), node)
+        return self.generic_visit(node)
+
+
 def _names_view(ns: dict[str, Any]) -> dict[str, Any]:
     """The namespace plus dotted names of nested dict fields (`model.cfg.hidden_layers`) for arithmetic."""
     from schedmate.codeprof.configs import flatten
@@ -147,6 +161,7 @@ def evaluate(rel: str, text: str, load: Callable[[str], dict[str, Any] | None]) 
     def value(node: ast.AST) -> Any:
         if isinstance(node, ast.Call) and not node.args and _EMPTY_TREE.search(dotted(node.func) or ""):
             return {kw.arg: value(kw.value) for kw in node.keywords if kw.arg}  # `OmegaConf.create()`, `CN()`
+        node = _Symbols(symbols).visit(copy.deepcopy(node))
         return _drop_unknown(_value(node, _names_view(ns)))
 
     def do_import(node: ast.ImportFrom) -> None:
