@@ -75,6 +75,10 @@ def is_module_config(rel: str, text: str, exists: Callable[[str], bool]) -> bool
         tree = ast.parse(text)
     except SyntaxError:
         return False
+    from schedmate.codeprof import config_factories
+
+    if config_factories.is_config_module(text):
+        return False  # a `get_config()` function module: ml_collections_config reads it, bases included
     if "read_base" in text:
         return True
     return any(node.level or any(exists(c) for c in candidates(rel, node)) for node in _config_imports(tree))

@@ -115,3 +115,10 @@ def test_a_type_naming_a_method_of_an_imported_class_reads_as_its_dotted_name():
     assert got["model"] == {"type": "AutoModelForCausalLM.from_pretrained",
                             "pretrained_model_name_or_path": "acme/tiny-chat-1b"}
     assert "AutoModelForCausalLM" not in got
+
+
+def test_a_config_function_module_that_imports_its_defaults_stays_with_the_config_function_reader():
+    text = ("from configs.shared_defaults import default_settings\n"
+            "def get_config():\n    config = default_settings()\n    config.training.batch_size = 80\n"
+            "    return config\n")
+    assert not is_module_config("configs/ve/small_run.py", text, lambda p: p == "configs/shared_defaults.py")
