@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from schedmate.codeprof import config_factories
+from schedmate.codeprof import config_factories, py_module_config
 from schedmate.codeprof.configs import ConfigError, flatten, key_lines, parse_config
 from schedmate.codeprof.gin_config import gin_config, resolve_refs
 
@@ -36,6 +36,8 @@ class ConfigTree:
     """dotted key -> file:line of the value that won"""
     files: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    modules: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    """config modules imported by Python configs (`py_module_config.py`), each evaluated once"""
 
 
 Reader = Callable[[str], "str | None"]
@@ -366,7 +368,15 @@ def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str], arg: str |
         return {}
     tree.files.append(rel)
     try:
-        cfg = parse_any(rel, text, arg)
+        if rel in tree.modules or py_module_config.is_module_config(rel, text, lambda p: read(p) is not None):
+            def module(p: str) -> dict[str, Any] | None:  # an imported config module, evaluated once per tree
+                if p not in tree.modules and read(p) is not None:
+                    tree.modules[p] = None  # marks it a module (evaluated as one) and cuts import cycles
+                    tree.modules[p] = _load(read, p, tree, [*chain, rel])
+                return tree.modules.get(p)
+            cfg = py_module_config.evaluate(rel, text, module)
+        else:
+            cfg = parse_any(rel, text, arg)
     except ConfigError as e:
         tree.notes.append(str(e))
         return {}
