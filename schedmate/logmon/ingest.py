@@ -253,8 +253,11 @@ class LineNormalizer:
 
 # a progress bar printed without its newline, the next message glued to its end: `... 609/6848 2.7it/s
 # 3:40<38:10WARNING ...`, `... 12/50 [00:04<00:13, 2.9it/s]Traceback (most recent call last):`; the message
-# starts with a capital letter right after the bar's remaining time (and its closing rate bracket, if any)
-_GLUED = re.compile(r"\d+/\d+ [^\n]*?<[\d:?]+(?:s|,[^\]\n]*\])?(?=[A-Z][A-Za-z]{2})")
+# starts with a capital letter right after the bar's remaining time (and its closing rate bracket, if any); a bar
+# of an iterable with no length ends at its rate bracket, and anything but a blank after it is a message:
+# `37it [00:12,  3.05it/s]zsh: segmentation fault  python3 fit.py`
+_GLUED = re.compile(r"\d+/\d+ [^\n]*?<[\d:?]+(?:s|,[^\]\n]*\])?(?=[A-Z][A-Za-z]{2})"
+                    r"|^\d+it \[[\d:]+, +[\d.]+(?:it/s|s/it)\](?=\S)")
 
 
 def unglue(ll: LogLine) -> list[LogLine]:

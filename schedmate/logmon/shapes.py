@@ -15,6 +15,7 @@ import calendar
 import re
 
 from schedmate.logmon.custom_counters import CUSTOM_PROGRESS_RULES
+from schedmate.logmon.research_prints import EARLY_RESEARCH_RULES, EXTRA_RESEARCH_RULES
 from schedmate.logmon.rules import F, Rule
 from schedmate.logmon.tables import bracketed_duration
 
@@ -29,6 +30,7 @@ EARLY_PROGRESS_RULES: list[Rule] = [
     _p("named-total-fraction", r"\b(?:epoch\W{1,3}(?P<epoch>\d+)\W{1,4})?(?:step|iter|iteration|batch)(?:e?s)? ?/ ?"
        r"(?:total|max|num|n)_?(?:step|iter|iteration|batch)(?:e?s)? ?[:=] ?(?P<step>\d+) ?/ ?(?P<total_steps>\d+)\b",
        ("total", "max", "num", "/n"), ignore_case=True),
+    *EARLY_RESEARCH_RULES,  # a loop's number before the fraction inside it (`research_prints.py`)
 ]
 
 EXTRA_PROGRESS_RULES: list[Rule] = [
@@ -74,6 +76,7 @@ EXTRA_PROGRESS_RULES: list[Rule] = [
     _p("saved-at-step", r"\b(?:saving|saved)\b[^\n]{0,60}?\bat (?:iteration|iter|step|global step) (?P<step>\d+)\b",
        ("saving", "saved"), ignore_case=True, marks_pause=True),
     *CUSTOM_PROGRESS_RULES,  # research code's own prints (`custom_counters.py`)
+    *EXTRA_RESEARCH_RULES,  # more of them, as issue threads quote them (`research_prints.py`)
 ]
 
 

@@ -24,6 +24,7 @@ from schedmate.logmon.comm_errors import COMM_ERROR_RULES
 from schedmate.logmon.failures import FailureTracker
 from schedmate.logmon.infra import INFRA_RULES
 from schedmate.logmon.launch_errors import LAUNCH_ERROR_RULES
+from schedmate.logmon.research_prints import SHELL_SIGNAL_RULES
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.stated_failures import STATED_FAILURE_RULES
 from schedmate.logmon.tables import nonfinite_loss
@@ -36,6 +37,7 @@ EARLY_ERROR_RULES: list[Rule] = [
          cause="The fp16 loss scale fell below 1 (every step overflows: the loss diverged): {line}"),
     *INFRA_RULES,  # the machine and the scheduler under the job: root cause first (see `infra`)
     *LAUNCH_ERROR_RULES,  # the interpreter refusing to start the job (no traceback for the exception rules)
+    *SHELL_SIGNAL_RULES,  # the shell reporting its child killed by a signal (`research_prints`)
     *COMM_ERROR_RULES,  # NCCL's error-return trace, worded as INFO (see `comm_errors`)
     *STATED_FAILURE_RULES,  # a failure in the job's own words, no exception behind it (see `stated_failures`)
 ]
