@@ -143,3 +143,34 @@ def test_string_methods_over_an_architecture_setting_pick_the_widths(tmp_path: P
     got = _count(tmp_path, ARCH_NAME, {"args.arch": "thin_large"})
     assert got is not None and got[0] == 16 * 16 + 16
     assert _count(tmp_path, ARCH_NAME) is None  # the setting is not known: no count
+
+
+BLOCKS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, width=10):
+        super().__init__()
+        with torch.no_grad():
+            self.stem = nn.Linear(width, width)
+        try:
+            self.head = nn.Linear(width, 1)
+        finally:
+            self.out = nn.Identity()
+
+
+model = Net(width=10)
+'''
+
+
+def test_layers_built_inside_with_and_try_blocks_are_counted(tmp_path: Path) -> None:
+    got = _count(tmp_path, BLOCKS)
+    assert got is not None and got[0] == (10 * 10 + 10) + (10 + 1)
+
+
+def test_a_try_block_whose_body_cannot_be_followed_leaves_no_count(tmp_path: Path) -> None:
+    text = BLOCKS.replace("self.head = nn.Linear(width, 1)", "self.head = build_fast_head(width)")
+    text = text.replace("        finally:", "        except ImportError:\n            self.head = nn.Linear(width, 1)\n        finally:")
+    assert _count(tmp_path, text) is None

@@ -98,3 +98,20 @@ def str_method(it: Interp, base: str, name: str, args: list[Any], kwargs: dict[s
         return getattr(base, name)(*vals, **kw)
     except (TypeError, ValueError, IndexError, KeyError, AttributeError) as e:
         raise GiveUp(f"str.{name}(): {e}") from e
+
+
+def block_stmt(it: Interp, st: Any, env: dict[str, Any], src: Any) -> None:
+    """`with ctx as x:` runs its body (a context manager adds no layer; `x` is unknown); `try:` runs its body,
+    then `else` and `finally`, as a run that raises nothing does (a body the interpreter cannot follow gives up,
+    so an `except` branch is never needed for the count). Any other statement gives up."""
+    import ast
+
+    if isinstance(st, ast.With):
+        for item in st.items:
+            if item.optional_vars is not None:
+                it.bind(item.optional_vars, Unknown("a context manager's value"), env, src)
+        it.exec_body(st.body, env, src)
+    elif isinstance(st, ast.Try):
+        it.exec_body([*st.body, *st.orelse, *st.finalbody], env, src)
+    else:
+        raise GiveUp(f"{type(st).__name__} statement at {src.rel}:{st.lineno}")
