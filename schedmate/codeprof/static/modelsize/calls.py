@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedmate.codeprof import known
 from schedmate.codeprof.static.modelsize import flax_modules as flax
+from schedmate.codeprof.static.modelsize import pyfuncs
 from schedmate.codeprof.static.modelsize import tf_graph
 from schedmate.codeprof.static.modelsize.interp import (
     _PARAM_FREE_EXT,
@@ -51,6 +52,8 @@ def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], whe
         return fn.value
     if isinstance(fn, FuncRef):
         return it.run_function(fn, args, dict(kwargs))
+    if isinstance(fn, pyfuncs.Partial):  # `norm_layer(dim)` where `norm_layer = partial(nn.LayerNorm, eps=1e-6)`
+        return pyfuncs.call_partial(it, fn, args, kwargs, where)
     if isinstance(fn, tuple) and fn and fn[0] == "super":
         _, sup, name = fn
         for c in it.mro(sup.cls)[1:]:
@@ -123,8 +126,8 @@ def method(it: Interp, base: Any, name: str, args: list[Any], kwargs: dict[str, 
             return None
         if name == "index" and len(args) == 1:
             return base.index(it.concrete(args[0]))
-    if isinstance(base, str) and name in {"split", "strip", "lower", "upper", "replace"}:
-        return getattr(base, name)(*[it.concrete(a) for a in args])  # `"8192-8192".split("-")`
+    if isinstance(base, str) and name in pyfuncs.STR_METHODS:  # `"8192-8192".split("-")`, `name.startswith("vit")`
+        return pyfuncs.str_method(it, base, name, args, kwargs)
     if isinstance(base, dict):
         if name in {"items", "keys", "values"}:
             return list(getattr(base, name)())
@@ -138,6 +141,8 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
     last = parts[-1]
     if parts[0] == "builtins":
         return builtin(it, last, args, kwargs)
+    if path in pyfuncs.PARTIAL_PATHS:
+        return pyfuncs.make_partial(args, kwargs)
     if parts[0] in {"flax", "jax"} and (got := flax.external(it, path, args, kwargs)) is not None:
         return got
     if parts[0] == "tensorflow" and (g := getattr(it, "tf_graph", None)) is not None \
@@ -234,7 +239,9 @@ def builtin(it: Interp, name: str, args: list[Any], kwargs: dict[str, Any]) -> A
             return [cast(x) for x in it.concrete(it.concrete_seq(args[1]))]
         except (TypeError, ValueError) as e:
             raise GiveUp(f"map(): {e}") from e
-    if name in {"isinstance", "hasattr", "setattr", "map", "super"}:
+    if name == "isinstance":
+        return pyfuncs.is_instance(it, args)
+    if name in {"hasattr", "setattr", "map", "super"}:
         return Unknown(f"builtin {name}")
     vals = [it.concrete(a) for a in args]
     fn = {"int": int, "float": float, "len": len, "range": range, "max": max, "min": min, "sum": sum, "abs": abs,

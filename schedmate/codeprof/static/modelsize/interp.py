@@ -16,6 +16,7 @@ from typing import Any
 
 from schedmate.codeprof.static.modelsize.keras_graph import star_external
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
+from schedmate.codeprof.static.modelsize.pyfuncs import STR_METHODS, block_stmt
 from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
     _BUILTINS,
@@ -276,7 +277,7 @@ class Interp:
         if isinstance(base, Ext):
             return Ext(f"{base.path}.{name}")
         if isinstance(base, Ref):
-            if name in {"split", "strip", "lower", "upper", "replace"}:  # `args.mlp.split("-")`: a string setting
+            if name in STR_METHODS:  # `args.mlp.split("-")`, `args.arch.startswith("wide")`: a string setting
                 return ("method", self.concrete(base), name)
             return Ref(f"{base.src}.{name}")
         if isinstance(base, SuperRef):
@@ -495,4 +496,4 @@ class Interp:
         elif isinstance(st, (ast.Pass, ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
             return
         else:
-            raise GiveUp(f"{type(st).__name__} statement at {src.rel}:{st.lineno}")
+            block_stmt(self, st, env, src)  # `with`/`try` blocks, or give up (pyfuncs.py)

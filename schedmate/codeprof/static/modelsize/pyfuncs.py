@@ -1,0 +1,117 @@
+"""Two plain-Python tools model constructors use to pick their layers, read by the module-size interpreter.
+
+- `isinstance(dim, tuple)` / `isinstance(heads, int)` over a value the interpreter knows exactly (a number, a
+  string, a list, a tuple, a dict, None) or a module it built (against one of the job's classes or
+  `nn.Module`) is settled as Python settles it; anything else stays unknown (the caller then gives up).
+- `functools.partial(nn.LayerNorm, eps=1e-6)`, passed as a `norm_layer`, is a `Partial`: calling it calls
+  the wrapped class or function with the stored arguments first, as Python does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
+from schedmate.codeprof.static.modelsize.values import ClassRef, Ext, Ref, Unknown
+
+if TYPE_CHECKING:
+    from schedmate.codeprof.static.modelsize.interp import Interp
+
+# the builtin types a settled isinstance may name, and what they are
+_TYPES: dict[str, type | tuple[type, ...]] = {"builtins.int": int, "builtins.float": float, "builtins.str": str,
+                                              "builtins.bool": bool, "builtins.list": list, "builtins.tuple": tuple,
+                                              "builtins.dict": dict}
+_PLAIN = (int, float, str, bool, list, tuple, dict, type(None))
+_MODULE_BASE = ("torch.nn.Module", "nn.Module")
+PARTIAL_PATHS = frozenset({"functools.partial"})
+# string methods whose result depends only on the string and concrete arguments
+STR_METHODS = frozenset({"split", "strip", "lower", "upper", "replace", "startswith", "endswith", "format", "join",
+                         "isdigit", "rstrip", "lstrip"})
+
+
+@dataclass
+class Partial:
+    """`functools.partial(fn, *args, **kwargs)`: a callable with some arguments fixed."""
+
+    fn: Any
+    args: list[Any] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def make_partial(args: list[Any], kwargs: dict[str, Any]) -> Partial:
+    if not args:
+        raise GiveUp("functools.partial() without a callable")
+    return Partial(args[0], list(args[1:]), dict(kwargs))
+
+
+def call_partial(it: Interp, p: Partial, args: list[Any], kwargs: dict[str, Any], where: str) -> Any:
+    return it.call(p.fn, [*p.args, *args], {**p.kwargs, **kwargs}, where)
+
+
+def _one(it: Interp, value: Any, typ: Any) -> bool | None:
+    """Whether `value` is an instance of `typ`; None when that is not settled."""
+    if isinstance(value, Mod):
+        if isinstance(typ, Ext) and typ.path in _MODULE_BASE:
+            return not value.plain
+        cls = value.attrs.get("__class__")
+        if isinstance(typ, ClassRef) and isinstance(cls, ClassRef):
+            return any(c.node is typ.node for c in it.mro(cls))
+        return None
+    if isinstance(typ, Ext) and typ.path in _TYPES and isinstance(value, _PLAIN):
+        return isinstance(value, _TYPES[typ.path])
+    if isinstance(typ, (ClassRef, Ext)) and isinstance(value, _PLAIN) and not isinstance(value, (list, tuple, dict)):
+        if isinstance(typ, ClassRef) or typ.path.startswith(("torch.", "nn.")):
+            return False  # a number, string or None is never one of the job's classes nor a torch type
+    return None
+
+
+def is_instance(it: Interp, args: list[Any]) -> bool | Unknown:
+    """`isinstance(value, T)` or `isinstance(value, (T1, T2))`, or Unknown when not settled."""
+    if len(args) != 2:
+        return Unknown("isinstance with other than two arguments")
+    value, types = args
+    if isinstance(value, Ref):
+        ok, got, ev = it.resolve(value.src)
+        if not ok:
+            return Unknown(f"{value.src} is not known before the run")
+        it.evidence.extend(ev)
+        value = got
+    options = list(types) if isinstance(types, (tuple, list)) else [types]
+    answers = [_one(it, value, t) for t in options]
+    if any(a is True for a in answers):
+        return True
+    if all(a is False for a in answers):
+        return False
+    return Unknown("builtin isinstance")
+
+
+def str_method(it: Interp, base: str, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`"8192-8192".split("-")`, `arch.startswith("wide")`, `"{}_{}".format(a, b)` over concrete values."""
+    vals = [it.concrete(a) for a in args]
+    kw = {k: it.concrete(v) for k, v in kwargs.items()}
+    if name == "startswith" or name == "endswith":
+        if not vals or not isinstance(vals[0], (str, tuple)):
+            raise GiveUp(f"str.{name} of something unknown")
+        vals[0] = tuple(vals[0]) if isinstance(vals[0], (list, tuple)) else vals[0]
+    try:
+        return getattr(base, name)(*vals, **kw)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError) as e:
+        raise GiveUp(f"str.{name}(): {e}") from e
+
+
+def block_stmt(it: Interp, st: Any, env: dict[str, Any], src: Any) -> None:
+    """`with ctx as x:` runs its body (a context manager adds no layer; `x` is unknown); `try:` runs its body,
+    then `else` and `finally`, as a run that raises nothing does (a body the interpreter cannot follow gives up,
+    so an `except` branch is never needed for the count). Any other statement gives up."""
+    import ast
+
+    if isinstance(st, ast.With):
+        for item in st.items:
+            if item.optional_vars is not None:
+                it.bind(item.optional_vars, Unknown("a context manager's value"), env, src)
+        it.exec_body(st.body, env, src)
+    elif isinstance(st, ast.Try):
+        it.exec_body([*st.body, *st.orelse, *st.finalbody], env, src)
+    else:
+        raise GiveUp(f"{type(st).__name__} statement at {src.rel}:{st.lineno}")
