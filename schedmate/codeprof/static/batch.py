@@ -11,7 +11,12 @@ from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, tr
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
 from schedmate.codeprof.static.jax_batch import host_loader_batch
-from schedmate.codeprof.static.loader_batch import loader_batch_expr, loader_global, training_loaders
+from schedmate.codeprof.static.loader_batch import (
+    loader_batch_expr,
+    loader_global,
+    training_loaders,
+    with_training_branches,
+)
 from schedmate.codeprof.static.names import (
     ACCUM,
     EPOCHS,
@@ -164,7 +169,7 @@ class BatchMixin(BatchUnitsMixin):
         if micro is None and fw == "megatron":
             micro = self._first(("micro_batch_size",))
         if micro is None:
-            loaders = self._find_calls("DataLoader") + self._datamodules()  # Lightning `XDataModule(batch_size=..)`
+            loaders = with_training_branches(self._find_calls("DataLoader"), self.calls) + self._datamodules()
             # never a validation loader's batch for a training loader's unknown one
             for rel, c in training_loaders(loaders, self.r.py):
                 if (expr := loader_batch_expr(c, self.r.py.get(rel))) is not None:
