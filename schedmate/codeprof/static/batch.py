@@ -27,6 +27,7 @@ from schedmate.codeprof.static.names import (
 )
 from schedmate.codeprof.static.result import precision_word
 from schedmate.codeprof.static.rl_batch import rl_batches
+from schedmate.codeprof.static.sampler_split import split_by_sampler
 from schedmate.codeprof.static.seq_len import sequence_length
 from schedmate.codeprof.static.torch_with_tf import batch_framework
 
@@ -210,7 +211,7 @@ class BatchMixin(BatchUnitsMixin):
                     r.put("global_batch_size", to_int(g[0]), g[1], note=f"{fw}: the batch is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
             micro = self._first(MICRO) or self._fuzzy("micro") or per_rank_micro(r.params)
-            split = self._divided_by_world() or self._help_says_total(micro)
+            split = self._divided_by_world() or self._help_says_total(micro) or split_by_sampler(self, micro)
             applied = next((pv for _, pv in r.params.items() if split is not None and split in pv.where
                             and pv.layer >= RUNTIME and to_int(pv.value)), None)
             if applied is not None:  # the entry already divided the setting: it holds the per-process batch
