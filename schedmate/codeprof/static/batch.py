@@ -26,6 +26,7 @@ from schedmate.codeprof.static.names import (
     STEPS_PER_EPOCH,
 )
 from schedmate.codeprof.static.result import precision_word
+from schedmate.codeprof.static.nominal_accum import nominal_accumulation
 from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.sampler_split import split_by_sampler
 from schedmate.codeprof.static.seq_len import sequence_length
@@ -286,7 +287,7 @@ class BatchMixin(BatchUnitsMixin):
         if accum is None and self.r.launch and self.r.launch.get("grad_accum"):
             accum = (self.r.launch.get("grad_accum"), self.r.launch.settings["grad_accum"].where)
         if accum is None:
-            accum = self._first(ACCUM) or accumulation_by_name(r.params)
+            accum = self._first(ACCUM) or accumulation_by_name(r.params) or nominal_accumulation(self)
         if accum is not None and to_int(accum[0]) is not None:
             r.put("grad_accum_steps", max(1, to_int(accum[0])), accum[1])  # 0 (Swin-style) accumulates nothing
             loader_global(self, max(1, to_int(accum[0])), accum[1])
