@@ -54,6 +54,8 @@ def parse_config(path: str, text: str) -> dict[str, Any]:
         if low.endswith((".yaml", ".yml")):
             try:
                 data = yaml.load(text, Loader=_TolerantLoader)
+            except yaml.composer.ComposerError:
+                data = _merged_documents(text)  # `---`-separated sections: one mapping, later keys win
             except yaml.YAMLError:
                 repaired = _missing_commas(text)  # a JSON-style YAML with a forgotten comma (GPT-NeoX configs)
                 if repaired == text:
@@ -76,6 +78,20 @@ def parse_config(path: str, text: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: top level is {type(data).__name__}, expected a mapping")
     return data
+
+
+def _merged_documents(text: str) -> dict[str, Any]:
+    """A YAML stream of several mappings (`data: ...` / `---` / `train: ...`), read as its scripts read it
+    (`for doc in yaml.load_all(f): cfg.update(doc)`): their top-level keys in one mapping, a later document's
+    key replacing an earlier one's. Raises the YAML error when a document is not a mapping."""
+    merged: dict[str, Any] = {}
+    for doc in yaml.load_all(text, Loader=_TolerantLoader):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise yaml.YAMLError(f"a document of the stream is a {type(doc).__name__}, expected a mapping")
+        merged.update(doc)
+    return merged
 
 
 _ENDS_VALUE = re.compile(r"""(["'\]}\d]|true|false|null)\s*(#.*)?$""")

@@ -160,8 +160,16 @@ def follow(ctx: Ctx, command: str, script: bool = False) -> bool:
     L.base = main.cwd
     L.env.update(main.env)
     ctx.where = [main.where, *main.evidence]
+    alloc_nodes = L.get("num_nodes")  # the allocation's, before a step's own `-N 1`
     done = ctx.dispatch(main.argv)
-    if main.parallel > 1 and L.get("single_process"):
+    if slurm.steps_are_nodes(main.argv, main.parallel, alloc_nodes, L):
+        # one srun step per node, started side by side: the copies are the job's nodes
+        L.put("num_nodes", main.parallel, [main.where])
+        L.settings.pop("num_procs", None)
+        L.notes[:] = [n for n in L.notes if "copies of the launch run side by side" not in n]
+        L.notes.append(f"{main.parallel} srun steps of one node each run side by side: {main.parallel} nodes")
+        combine(L)
+    elif main.parallel > 1 and L.get("single_process"):
         L.settings.pop("single_process", None)
         L.put("procs_per_node", main.parallel, [main.where])
         L.put("distributed_launcher", True, [main.where])

@@ -75,3 +75,15 @@ def srun(ctx: Ctx, toks: list[str]) -> bool:
         L.settings.pop("num_procs", None)
     L.put("distributed_launcher", True, where)
     return ctx.dispatch(rest) if rest else False
+
+
+def steps_are_nodes(argv: list[str], copies: int, alloc_nodes: int | None, L: Launch) -> bool:
+    """The N copies started side by side are `srun` steps of one node each on an allocation of N nodes
+    (`for i in ...; do srun -N 1 -n 1 -r $i python train.py ... & done`): each copy is a node of the job, whose
+    processes per node its own launcher decides. True when the step asked for one node and either the
+    allocation has exactly that many nodes or the step names its node offset (`-r`/`--relative`)."""
+    if not argv or PurePosixPath(argv[0]).name != "srun" or copies < 2 or L.get("num_nodes") != 1:
+        return False
+    relative = any(t in ("-r", "--relative") or t.startswith("--relative=") for t in argv)
+    return relative or alloc_nodes == copies
+

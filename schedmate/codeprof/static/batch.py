@@ -11,7 +11,12 @@ from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, tr
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
 from schedmate.codeprof.static.jax_batch import host_loader_batch
-from schedmate.codeprof.static.loader_batch import loader_batch_expr, loader_global, training_loaders
+from schedmate.codeprof.static.loader_batch import (
+    loader_batch_expr,
+    loader_global,
+    training_loaders,
+    with_training_branches,
+)
 from schedmate.codeprof.static.names import (
     ACCUM,
     EPOCHS,
@@ -21,7 +26,9 @@ from schedmate.codeprof.static.names import (
     STEPS_PER_EPOCH,
 )
 from schedmate.codeprof.static.result import precision_word
+from schedmate.codeprof.static.nominal_accum import nominal_accumulation
 from schedmate.codeprof.static.rl_batch import rl_batches
+from schedmate.codeprof.static.sampler_split import split_by_sampler
 from schedmate.codeprof.static.seq_len import sequence_length
 from schedmate.codeprof.static.torch_with_tf import batch_framework
 
@@ -164,7 +171,7 @@ class BatchMixin(BatchUnitsMixin):
         if micro is None and fw == "megatron":
             micro = self._first(("micro_batch_size",))
         if micro is None:
-            loaders = self._find_calls("DataLoader") + self._datamodules()  # Lightning `XDataModule(batch_size=..)`
+            loaders = with_training_branches(self._find_calls("DataLoader"), self.calls) + self._datamodules()
             # never a validation loader's batch for a training loader's unknown one
             for rel, c in training_loaders(loaders, self.r.py):
                 if (expr := loader_batch_expr(c, self.r.py.get(rel))) is not None:
@@ -205,7 +212,7 @@ class BatchMixin(BatchUnitsMixin):
                     r.put("global_batch_size", to_int(g[0]), g[1], note=f"{fw}: the batch is the global batch")
         if micro is None and fw not in {"tensorflow", "jax"}:
             micro = self._first(MICRO) or self._fuzzy("micro") or per_rank_micro(r.params)
-            split = self._divided_by_world() or self._help_says_total(micro)
+            split = self._divided_by_world() or self._help_says_total(micro) or split_by_sampler(self, micro)
             applied = next((pv for _, pv in r.params.items() if split is not None and split in pv.where
                             and pv.layer >= RUNTIME and to_int(pv.value)), None)
             if applied is not None:  # the entry already divided the setting: it holds the per-process batch
@@ -280,7 +287,7 @@ class BatchMixin(BatchUnitsMixin):
         if accum is None and self.r.launch and self.r.launch.get("grad_accum"):
             accum = (self.r.launch.get("grad_accum"), self.r.launch.settings["grad_accum"].where)
         if accum is None:
-            accum = self._first(ACCUM) or accumulation_by_name(r.params)
+            accum = self._first(ACCUM) or accumulation_by_name(r.params) or nominal_accumulation(self)
         if accum is not None and to_int(accum[0]) is not None:
             r.put("grad_accum_steps", max(1, to_int(accum[0])), accum[1])  # 0 (Swin-style) accumulates nothing
             loader_global(self, max(1, to_int(accum[0])), accum[1])

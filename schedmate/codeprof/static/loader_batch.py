@@ -73,11 +73,50 @@ def built_for_side_use(summary: dict[str, Any] | None, call: dict[str, Any]) -> 
     return False
 
 
+# an `if` test that asks whether the loader is for training: `if train:`, `if self.is_train:`,
+# `if mode == "train":` (the else branch builds the evaluation loader)
+_TRAIN_FLAG = re.compile(r"""(?:[\w.]*\.)?(?:is_)?train(?:ing)?|[\w.]+\s*==\s*['"]train(?:ing)?['"]""")
+
+
+def training_branch(call: dict[str, Any]) -> bool | None:
+    """True when the loader is built under a training flag's `if` (`if train: DataLoader(...)`), False in its
+    else branch (`else: DataLoader(..., batch_size=1)`, an evaluation loader), None when no such test guards
+    it."""
+    for cond in call.get("when") or []:
+        text = cond.strip()
+        negated = 0
+        while True:
+            m = re.fullmatch(r"not\s*\((.*)\)|not\s+(.*)", text, re.DOTALL)
+            if m is None:
+                break
+            text, negated = (m.group(1) or m.group(2)).strip(), negated + 1
+        if _TRAIN_FLAG.fullmatch(text):
+            return negated % 2 == 0
+    return None
+
+
+def with_training_branches(active: list[tuple[str, dict[str, Any]]],
+                           calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """`active` plus the loaders built under a helper's own training flag (`def make_loader(cfg, train): if
+    train: return DataLoader(...)`), whatever value a same-named setting elsewhere gives that parameter: the
+    helper is called once per split, so its training branch runs."""
+    seen = {(rel, c["line"]) for rel, c in active}
+    extra = [(rel, c) for rel, c in calls
+             if c["func"].rsplit(".", 1)[-1] == "DataLoader" and (rel, c["line"]) not in seen
+             and training_branch(c) and any(re.fullmatch(r"(?:is_)?train(?:ing)?", w.strip())
+                                            for w in c.get("when") or [])]
+    return active + extra
+
+
 def training_loaders(loaders: list[tuple[str, dict[str, Any]]],
                      summaries: dict[str, dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
     """The loaders that feed training: those reading a training split, else those not built for evaluation,
     else all of them; never one built for a side computation (statistics, pictures)."""
     loaders = [rc for rc in loaders if not built_for_side_use(summaries.get(rc[0]), rc[1])]
+    loaders = [rc for rc in loaders if training_branch(rc[1]) is not False] or loaders
+    flagged = [rc for rc in loaders if training_branch(rc[1])]
+    if flagged:
+        return flagged
     train = [rc for rc in loaders if "train" in " ".join([*rc[1]["args"][:1], rc[1]["kwargs"].get("dataset", "")])]
     if train:
         return train

@@ -1,0 +1,56 @@
+"""A batch sampler wrapped in one that splits each batch over the ranks (`BatchSampler(sampler, args.batch_size)`
+then `ShardedBatches(batches, rank=rank, world_size=world)`): the configured batch is the total per step, and each
+process sees its share of it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from schedmate.codeprof.launch import to_int
+
+_WORLD_KEYWORDS = ("world_size", "num_replicas", "num_shards", "nranks", "num_processes")
+_EVAL = re.compile(r"eval|valid|(^|[._])val([._]|$)|test|predict|infer", re.IGNORECASE)
+
+
+def _batch_of(call: dict[str, Any]) -> str | None:
+    """The batch expression of a `BatchSampler(sampler, batch_size, drop_last)` call."""
+    if "batch_size" in call["kwargs"]:
+        return str(call["kwargs"]["batch_size"])
+    args = call.get("args", [])
+    return str(args[1]) if len(args) >= 2 else None
+
+
+def split_sampler_batches(sp: Any) -> list[tuple[int, str]]:
+    """(value, file:line) of each training batch that a rank-splitting batch sampler divides over the processes:
+    a call told the world size by keyword wrapping a variable bound on an
+    earlier line of the same file to a `BatchSampler(..., batch)` call. Evaluation batches (`eval_batch_size`)
+    are left out; a batch the sources leave open is too."""
+    out: list[tuple[int, str]] = []
+    for rel, s in sp.r.py.items():
+        calls = [c for c in s["calls"] if c["func"].rsplit(".", 1)[-1] == "BatchSampler"]
+        for c in s["calls"]:
+            if not any(k in c["kwargs"] for k in _WORLD_KEYWORDS) or not c.get("args"):
+                continue
+            inner = str(c["args"][0])
+            bound = [a for a in s["assigns"] if a["target"] == inner and a["line"] < c["line"]
+                     and a["expr"].split("(", 1)[0].rsplit(".", 1)[-1] == "BatchSampler"]
+            if not bound:
+                continue
+            source = max(bound, key=lambda a: a["line"])
+            made = next((b for b in calls if b["line"] == source["line"] and b is not c), None)
+            expr = _batch_of(made) if made is not None else None
+            if expr is None or _EVAL.search(expr):
+                continue
+            ok, v, _ = sp._resolver.eval(expr)
+            if ok and to_int(v) and to_int(v) > 0:
+                out.append((to_int(v), f"{rel}:{c['line']}"))
+    return out
+
+
+def split_by_sampler(sp: Any, micro: tuple[Any, list[str]] | None) -> str | None:
+    """file:line of a rank-splitting batch sampler that divides the batch found as `micro` (the same value):
+    that batch is the global one."""
+    if micro is None or not to_int(micro[0]):
+        return None
+    return next((where for v, where in split_sampler_batches(sp) if v == to_int(micro[0])), None)
