@@ -110,12 +110,17 @@ class ReadingMixin:
         the launch directory and the root."""
         parts = imp.split(".")
         for k in range(len(parts), 0, -1):
-            stem = "/".join(parts[:k])
-            for root in (base, self.r.launch.base if self.r.launch else "", ""):
-                for path in (f"{stem}.py", f"{stem}/__init__.py"):
-                    cand = self.wd.rel(path, root)
-                    if cand and self.wd.exists(cand):
-                        return cand
+            if found := self._module_file("/".join(parts[:k]), base):
+                return found
+        return None
+
+    def _module_file(self, stem: str, base: str) -> str | None:
+        """`stem.py` or `stem/__init__.py`, from the importer's directory, the launch directory or the root."""
+        for root in (base, self.r.launch.base if self.r.launch else "", ""):
+            for path in (f"{stem}.py", f"{stem}/__init__.py"):
+                cand = self.wd.rel(path, root)
+                if cand and self.wd.exists(cand):
+                    return cand
         return None
 
     def _launcher_config(self, path: str) -> None:
@@ -282,13 +287,7 @@ class ReadingMixin:
             return {}
 
         def find(module: str, base: str) -> str | None:
-            stem = module.replace(".", "/")
-            for root in (base, self.r.launch.base if self.r.launch else "", ""):
-                for path in (f"{stem}.py", f"{stem}/__init__.py"):
-                    cand = self.wd.rel(path, root)
-                    if cand and self.wd.exists(cand):
-                        return cand
-            return None
+            return self._module_file(module.replace(".", "/"), base)
 
         out: dict[str, Any] = {}
         for name, v, where in star_constants(self.r.entry, self.wd.read_text, find):
