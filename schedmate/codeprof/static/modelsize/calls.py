@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedmate.codeprof import known
 from schedmate.codeprof.static.modelsize import flax_modules as flax
-from schedmate.codeprof.static.modelsize import pyfuncs
-from schedmate.codeprof.static.modelsize import tf_graph
+from schedmate.codeprof.static.modelsize import pyfuncs, tf_graph
 from schedmate.codeprof.static.modelsize.interp import (
     _PARAM_FREE_EXT,
     _SAME_MODULE,
@@ -25,6 +24,7 @@ from schedmate.codeprof.static.modelsize.keras_graph import MERGE_FUNCS, call_la
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH, KLayer, sequential_params
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
 from schedmate.codeprof.static.modelsize.rl_policies import env_spaces
+from schedmate.codeprof.static.modelsize.values import STR_METHODS
 
 if TYPE_CHECKING:
     from schedmate.codeprof.static.modelsize.interp import Interp
@@ -126,7 +126,7 @@ def method(it: Interp, base: Any, name: str, args: list[Any], kwargs: dict[str, 
             return None
         if name == "index" and len(args) == 1:
             return base.index(it.concrete(args[0]))
-    if isinstance(base, str) and name in pyfuncs.STR_METHODS:  # `"8192-8192".split("-")`, `name.startswith("vit")`
+    if isinstance(base, str) and name in STR_METHODS:  # `"8192-8192".split("-")`, `name.startswith("vit")`
         return pyfuncs.str_method(it, base, name, args, kwargs)
     if isinstance(base, dict):
         if name in {"items", "keys", "values"}:

@@ -16,7 +16,6 @@ from typing import Any
 
 from schedmate.codeprof.static.modelsize.keras_graph import star_external
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
-from schedmate.codeprof.static.modelsize.pyfuncs import STR_METHODS, block_stmt
 from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
     _BUILTINS,
@@ -25,6 +24,7 @@ from schedmate.codeprof.static.modelsize.values import (
     _SAME_MODULE,
     MAX_DEPTH,
     MAX_STEPS,
+    STR_METHODS,
     ClassRef,
     Ext,
     FuncRef,
@@ -496,4 +496,5 @@ class Interp:
         elif isinstance(st, (ast.Pass, ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
             return
         else:
-            block_stmt(self, st, env, src)  # `with`/`try` blocks, or give up (pyfuncs.py)
+            from schedmate.codeprof.static.modelsize.pyfuncs import block_stmt  # imports this module
+            block_stmt(self, st, env, src)  # `with`/`try` blocks, or give up

@@ -26,8 +26,6 @@ _PLAIN = (int, float, str, bool, list, tuple, dict, type(None))
 _MODULE_BASE = ("torch.nn.Module", "nn.Module")
 PARTIAL_PATHS = frozenset({"functools.partial"})
 # string methods whose result depends only on the string and concrete arguments
-STR_METHODS = frozenset({"split", "strip", "lower", "upper", "replace", "startswith", "endswith", "format", "join",
-                         "isdigit", "rstrip", "lstrip"})
 
 
 @dataclass

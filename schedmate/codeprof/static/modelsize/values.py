@@ -118,3 +118,7 @@ def _registers_nothing(node: ast.AST) -> bool:
 _BUILTINS = {"int", "float", "len", "range", "list", "tuple", "max", "min", "sum", "abs", "round", "bool", "dict",
              "zip", "enumerate", "reversed", "sorted", "getattr", "isinstance", "super", "str", "print", "hasattr",
              "setattr", "map"}
+
+# string methods the interpreter evaluates over known strings (`args.mlp.split("-")`, `name.startswith("vit")`)
+STR_METHODS = frozenset({"split", "strip", "lower", "upper", "replace", "startswith", "endswith", "format", "join",
+                         "isdigit", "rstrip", "lstrip"})
