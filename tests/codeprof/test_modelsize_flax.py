@@ -4,25 +4,15 @@ written for these tests; every expected count is worked out by hand in the test.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from schedmate.codeprof.static.modelsize import count_entry_model
+
+from .codeprof_support import file_readers
 
 
 def _count(tmp_path: Path, text: str, widths: tuple[int, ...] | None) -> tuple[int, list[str]] | None:
     (tmp_path / "train.py").write_text(text)
-
-    def read(rel: str) -> str | None:
-        p = tmp_path / rel
-        return p.read_text() if p.exists() else None
-
-    def no_import(mod: str, frm: str) -> str | None:
-        return None
-
-    def resolve(expr: str) -> tuple[bool, Any, list[str]]:
-        return False, None, []
-
-    return count_entry_model(read, no_import, resolve, "train.py", widths)
+    return count_entry_model(*file_readers(tmp_path), "train.py", widths)
 
 
 ENSEMBLE = '''

@@ -4,25 +4,15 @@ expected count is worked out by hand in the test."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from schedmate.codeprof.static.modelsize.tf_graph import count_tf_graph
+
+from .codeprof_support import file_readers
 
 
 def _count(tmp_path: Path, text: str) -> tuple[int, list[str]] | None:
     (tmp_path / "agent.py").write_text(text)
-
-    def read(rel: str) -> str | None:
-        p = tmp_path / rel
-        return p.read_text() if p.exists() else None
-
-    def no_import(mod: str, frm: str) -> str | None:
-        return None
-
-    def resolve(expr: str) -> tuple[bool, Any, list[str]]:
-        return False, None, []
-
-    return count_tf_graph(read, no_import, resolve, "agent.py")
+    return count_tf_graph(*file_readers(tmp_path), "agent.py")
 
 
 AGENT = '''

@@ -9,22 +9,12 @@ from typing import Any
 
 from schedmate.codeprof.static.modelsize import count_entry_model
 
+from .codeprof_support import file_readers
+
 
 def _count(tmp_path: Path, text: str, known: dict[str, Any] | None = None) -> tuple[int, list[str]] | None:
     (tmp_path / "train.py").write_text(text)
-    values = known or {}
-
-    def read(rel: str) -> str | None:
-        p = tmp_path / rel
-        return p.read_text() if p.exists() else None
-
-    def no_import(mod: str, frm: str) -> str | None:
-        return None
-
-    def resolve(expr: str) -> tuple[bool, Any, list[str]]:
-        return (True, values[expr], [f"cli:{expr}"]) if expr in values else (False, None, [])
-
-    return count_entry_model(read, no_import, resolve, "train.py")
+    return count_entry_model(*file_readers(tmp_path, known), "train.py")
 
 
 STAGES = '''
