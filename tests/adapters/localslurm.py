@@ -102,7 +102,7 @@ class LocalSlurm:
                 p.kill()
                 p.wait()
         self.procs.clear()
-        if remove:
+        if remove and os.environ.get("SCHEDMATE_KEEP_SLURM") != "1":  # =1 keeps the logs for a post-mortem
             shutil.rmtree(self.root, ignore_errors=True)
 
 

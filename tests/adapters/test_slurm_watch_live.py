@@ -90,10 +90,14 @@ def test_the_watcher_lets_a_progressing_job_outrun_its_prediction_and_ends_hung_
             s.cluster.show_job(nccl_job).get("Restarts"), s.cluster.squeue_field(nccl_job, "%T")) == ("1", "PENDING"))
         # and not while the node still cleans up the first run: on a loaded machine the second launch then fails
         wait_until("the node done completing", lambda: "comp" not in s.cluster.run("sinfo", "-h", "-o", "%T").stdout)
-        # nor while the first run's step daemon still tears down (CI once saw the second run end FAILED while a
-        # compile loaded the machine; this closes the launch race we know of)
+        # nor while the first run's step daemon still tears down
         wait_until("the first run's slurmstepd gone", lambda: subprocess.run(
             ["pgrep", "-f", f"slurmstepd: \\[{nccl_job}\\."], check=False, capture_output=True).returncode == 1)
+        # nor in the second the requeue revoked the job's credential: slurmd compares whole seconds, so a relaunch
+        # then is "Killing non-startable batch JobId=..: Job credential revoked" and ends FAILED (seen in CI and here,
+        # one run in three; Slurm's own 2-min requeue delay hides this)
+        revoked_by = int(time.time())
+        wait_until("a second later than the credential's revocation", lambda: int(time.time()) > revoked_by)
         s.cluster.run("scontrol", "update", f"JobId={nccl_job}", "StartTime=now")  # skip Slurm's 2-min requeue delay
         for j in (job, hung_job, nccl_job):
             s.cluster.wait_for_state(j, {"COMPLETED", "CANCELLED", "TIMEOUT", "FAILED"}, timeout_s=240)
