@@ -6,8 +6,9 @@ before it (its key) and the unit written after it. Over the consecutive lines of
 
 - the counter is an integer field that grows on every line of the latest run: one whose key is a counter word
   (`iter`, `step`, `batch`, `update`) whatever its stride; else the numerator of a fraction whose denominator
-  stays put (the denominator is then the total); else a field with no key before it that grows by one constant
-  stride on three lines or more. Epochs, sizes, losses, samples and percentages are never the counter;
+  stays put (the denominator is then the total); else any other integer field that grows by one constant stride
+  on three lines or more (`cycle 300`, `~ 1500 ~`). Epochs, sizes, losses, samples, files and percentages are never
+  the counter, nor an index over things listed once each (classes, layers, buckets, folds);
 - the time per increment of that counter comes from, in this order: a field whose unit or key says per
   iteration (`1.02 sec/step`, `step-time 0.06`) or a rate (`3.1 it/s`, inverted); the lines' time stamps
   (seconds between lines over the counter's growth); a time field that grows on every line with the counter (a
@@ -50,7 +51,9 @@ _SECONDS = {"s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0, "m
 _COUNTER_KEY = re.compile(r"(?:^|[ _-])(?:iter|iters|iteration|iterations|step|steps|batch|batches|update|updates|it)$")
 _EPOCH_KEY = re.compile(r"(?:^|[ _-])(?:epoch|epochs|ep)$")
 _NOT_COUNTER = re.compile(r"loss|acc|lr|rate|size|dim|mem|gpu|rank|pid|seed|sample|token|example|record|image|img|"
-                          r"byte|param|worker|thread|node|port|shape|top|score|reward|len|num|count|file|shard|id$",
+                          r"byte|param|worker|thread|node|port|shape|top|score|reward|len|num|count|file|shard|id$|"
+                          # an index over things listed once each, not a loop's progress (`class [3], IoU: 0.8`)
+                          r"class|label|categor|layer|channel|head|level|bucket|fold|col|row|line|index|idx|item",
                           re.IGNORECASE)
 _PER_ITER_UNIT = re.compile(r"^(?:s|secs?|seconds?|ms)/(?:it|iter|iteration|step|batch)$", re.IGNORECASE)
 _RATE_UNIT = re.compile(r"^(?:it|its|iters?|steps?|batch(?:es)?)/s(?:ec)?$", re.IGNORECASE)
@@ -162,7 +165,7 @@ def counter_of(shape: Shape) -> tuple[int, list[int], int | None] | None:
             continue
         elif (total := _denominator(shape, j, run)) is not None:
             fractions.append((j, run, total))
-        elif not f.key and len(run) >= 3 and len({rows[b][2][j] - rows[a][2][j] for a, b in itertools.pairwise(run)}) == 1:
+        elif len(run) >= 3 and len({rows[b][2][j] - rows[a][2][j] for a, b in itertools.pairwise(run)}) == 1:
             strided.append((j, run))
     if numbered:
         j, run = numbered[0]
