@@ -6,9 +6,10 @@ before it (its key) and the unit written after it. Over the consecutive lines of
 
 - the counter is an integer field that grows on every line of the latest run: one whose key is a counter word
   (`iter`, `step`, `batch`, `update`) whatever its stride; else the numerator of a fraction whose denominator
-  stays put (the denominator is then the total); else any other integer field that grows by one constant stride
+  stays put on three lines or more (the denominator is then the total); else any other integer field that grows by one constant stride
   on three lines or more (`cycle 300`, `~ 1500 ~`). Epochs, sizes, losses, samples, files and percentages are never
-  the counter, nor an index over things listed once each (classes, layers, buckets, folds);
+  the counter, nor an index over things listed once each (classes, layers, buckets, folds), nor the count of a
+  phase other than training (evaluation, embedding, extraction, generation);
 - the time per increment of that counter comes from, in this order: a field whose unit or key says per
   iteration (`1.02 sec/step`, `step-time 0.06`) or a rate (`3.1 it/s`, inverted); the lines' time stamps
   (seconds between lines over the counter's growth); a time field that grows on every line with the counter (a
@@ -55,6 +56,8 @@ _NOT_COUNTER = re.compile(r"loss|acc|lr|rate|size|dim|mem|gpu|rank|pid|seed|samp
                           # an index over things listed once each, not a loop's progress (`class [3], IoU: 0.8`)
                           r"class|label|categor|layer|channel|head|level|bucket|fold|col|row|line|index|idx|item",
                           re.IGNORECASE)
+_NOT_TRAINING = re.compile(r"eval|val|test|infer|predict|embed|extract|encod|decod|download|upload|load|prepro|prepar|"
+                           r"search|generat|render|export|convert|warm", re.IGNORECASE)
 _PER_ITER_UNIT = re.compile(r"^(?:s|secs?|seconds?|ms)/(?:it|iter|iteration|step|batch)$", re.IGNORECASE)
 _RATE_UNIT = re.compile(r"^(?:it|its|iters?|steps?|batch(?:es)?)/s(?:ec)?$", re.IGNORECASE)
 _PER_ITER_KEY = re.compile(r"(?:step|iter|iteration|batch)[ _-]?time$|time[ _/-]?per[ _-]?(?:step|iter|iteration|batch)$"
@@ -154,8 +157,8 @@ def counter_of(shape: Shape) -> tuple[int, list[int], int | None] | None:
     numbered, fractions, strided = [], [], []
     for j, f in enumerate(shape.fields):
         denominator_of_previous = j > 0 and shape.fields[j - 1].numerator
-        if not f.integer or f.unit or denominator_of_previous or _EPOCH_KEY.search(f.key):
-            continue
+        if not f.integer or f.unit or denominator_of_previous or _EPOCH_KEY.search(f.key) or _NOT_TRAINING.search(f.key):
+            continue  # a phase other than training (`Embedding pass: [40/120]`, `val step 3`) is no training counter
         run = _run(rows, j)
         if len(run) < 2 or rows[run[-1]][2][j] < 0:
             continue
@@ -163,7 +166,7 @@ def counter_of(shape: Shape) -> tuple[int, list[int], int | None] | None:
             numbered.append((j, run))
         elif _NOT_COUNTER.search(f.key):
             continue
-        elif (total := _denominator(shape, j, run)) is not None:
+        elif len(run) >= 3 and (total := _denominator(shape, j, run)) is not None:
             fractions.append((j, run, total))
         elif len(run) >= 3 and len({rows[b][2][j] - rows[a][2][j] for a, b in itertools.pairwise(run)}) == 1:
             strided.append((j, run))

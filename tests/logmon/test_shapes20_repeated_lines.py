@@ -71,8 +71,14 @@ def test_an_epoch_a_size_or_a_percentage_is_never_the_counter():
 
 def test_the_counter_restarting_keeps_only_the_latest_run():
     r = reading_of(["leg 7 / 300 quality 0.2", "leg 8 / 300 quality 0.3", "leg 1 / 300 quality 0.2",
-                    "leg 2 / 300 quality 0.4"])
-    assert r is not None and (r.step, r.total, r.lines) == (2, 300, 2)
+                    "leg 2 / 300 quality 0.4", "leg 3 / 300 quality 0.4"])
+    assert r is not None and (r.step, r.total, r.lines) == (3, 300, 3)
+
+
+def test_a_fraction_seen_on_two_lines_only_or_counting_another_phase_is_no_counter():
+    assert reading_of(["[lane A] 40/900 done", "[lane A] 80/900 done"]) is None
+    assert reading_of([f"scoring pass: [{n}/90] {t} s" for n, t in ((30, 1.1), (60, 1.0), (90, 1.2))]) is not None
+    assert reading_of([f"eval step {n} of held-out, {t} s" for n, t in ((1, 1.1), (2, 1.0), (3, 1.2))]) is None
 
 
 # -- the time per increment ----------------------------------------------------------------------------------
