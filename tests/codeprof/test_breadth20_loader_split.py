@@ -80,3 +80,17 @@ def test_a_loader_batch_halved_by_a_constant_is_a_per_process_batch_not_a_split_
     prof = analyze_code(job, "python train_gan.py --gpus=4 --total=48", use_llm=False)
     got = prof.facts.get("global_batch_size")
     assert got is None or got.value != 48  # 48 is no longer split over the 4 GPUs
+
+
+def test_a_doubled_split_batch_of_an_evaluation_loader_is_not_read_as_the_training_total(tmp_path: Path) -> None:
+    job = _job(tmp_path)
+    loop = _LOOP.replace("batch_size=batch_size // num_gpus", "batch_size=batch_gpu")
+    loop += '''
+
+def check(dataset, batch_size=4, num_gpus=1):
+    return DataLoader(dataset, batch_size=batch_size // num_gpus * 2)
+'''
+    (job / "loop.py").write_text(loop)
+    prof = analyze_code(job, "python train_gan.py --gpus=4 --total=48 --chunk=6", use_llm=False)
+    got = prof.facts.get("global_batch_size")
+    assert got is None or got.value == 24  # 6 per GPU x 4 GPUs, not the evaluation loader's total

@@ -246,8 +246,9 @@ class BatchMixin(BatchUnitsMixin):
                 if ok and to_int(v) and to_int(v) > 0:
                     return to_int(v), [*ev, f"{rel}:{a['line']}"]
             for c in s.get("calls", []):  # `DataLoader(ds, batch_size=batch_size // num_gpus)`: the same split
-                src = c["kwargs"].get("batch_size") or ""
-                if not _SPLIT_OVER_PROCESSES.search(src) or self._active(c) is False:
+                src = c["kwargs"].get("batch_size") or ""  # the split alone: `// world_size * 2` is an eval loader
+                if not re.fullmatch(r"\(?\s*[\w.]+\s*\)?\s*//\s*[\w.()]+\s*", src) \
+                        or not _SPLIT_OVER_PROCESSES.search(src) or self._active(c) is False:
                     continue
                 ok, v, ev = self._resolver.eval(re.split(r"\)?\s*//?", src, maxsplit=1)[0].lstrip("( "))
                 if ok and to_int(v) and to_int(v) > 0:
