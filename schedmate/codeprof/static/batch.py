@@ -245,6 +245,14 @@ class BatchMixin(BatchUnitsMixin):
                 ok, v, ev = self._resolver.eval(name.group(1))
                 if ok and to_int(v) and to_int(v) > 0:
                     return to_int(v), [*ev, f"{rel}:{a['line']}"]
+            for c in s.get("calls", []):  # `DataLoader(ds, batch_size=batch_size // num_gpus)`: the same split
+                src = c["kwargs"].get("batch_size") or ""  # the split alone: `// world_size * 2` is an eval loader
+                if not re.fullmatch(r"\(?\s*[\w.]+\s*\)?\s*//\s*[\w.()]+\s*", src) \
+                        or not _SPLIT_OVER_PROCESSES.search(src) or self._active(c) is False:
+                    continue
+                ok, v, ev = self._resolver.eval(re.split(r"\)?\s*//?", src, maxsplit=1)[0].lstrip("( "))
+                if ok and to_int(v) and to_int(v) > 0:
+                    return to_int(v), [*ev, f"{rel}:{c['line']}"]
         return None
 
     def _batch_and_length(self) -> None:

@@ -244,6 +244,16 @@ class DevicesMixin:
                     return Setting(n, [f"{rel}:{k['line']}", *ev])
         return None
 
+    def _spawn_count(self, got: Setting) -> Setting | None:
+        """The processes `mp.spawn(nprocs=...)` starts, from the count the sources resolve. A count that is the
+        launch's own world size (`cfg.rank, cfg.world_size = get_dist_info(cfg)` read in a job started as one
+        process) is circular: such a helper counts the GPUs itself when no launcher set up the processes, so the
+        program starts one process per visible GPU (what the submitter makes visible, else open)."""
+        L = self.r.launch
+        if "cmd:world_size" in got.where and L is not None and L.get("single_process"):
+            return self._visible_devices()
+        return got
+
     def _spawned(self, sp: Any, rel: str, c: dict[str, Any]) -> tuple[Setting, Setting | None] | None:
         """(processes per node, nodes) of a library call that starts the processes itself."""
         def arg(index: int | None, kw: str | None) -> tuple[Any, list[str]] | None:

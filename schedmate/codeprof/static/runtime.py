@@ -335,7 +335,7 @@ class RuntimeMixin:
                     ok, v, ev = self._resolver.eval(src)
                     nprocs = None
                     if ok and isinstance(v, int):
-                        ppn = Setting(v, [f"{rel}:{c['line']}", *ev])
+                        ppn = self._spawn_count(Setting(v, [f"{rel}:{c['line']}", *ev]))  # devices.py
                     else:
                         ppn = None
             for rel, c in self._find_calls("Process"):  # `for rank in range(n): mp.Process(...).start()`
