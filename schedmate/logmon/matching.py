@@ -114,6 +114,7 @@ class RuleSet:
     def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
         low = text.lower()
         shape = low.translate(_ZEROS)
+        searched: dict[int, re.Match[str] | None] = {}  # the recent rules' searches, not repeated by the scan
         for r in self._mru_ordered:
             nd = r.needles
             if nd:
@@ -122,7 +123,7 @@ class RuleSet:
                         break
                 else:
                     continue
-            m = r.regex.search(text)
+            m = searched[id(r)] = r.regex.search(text)
             if m is not None:
                 if self._nothing_earlier(r, shape):
                     return r, m
@@ -135,7 +136,7 @@ class RuleSet:
                         break
                 else:
                     continue
-            m = r.regex.search(text)
+            m = searched[id(r)] if id(r) in searched else r.regex.search(text)
             if m is not None:
                 if r.kind == "progress" and (not self._mru or self._mru[0] is not r):
                     self._remember(r)
