@@ -51,6 +51,8 @@ class RuleSet:
         self._earlier: dict[int, re.Pattern[str] | None] = {}
         self._order: dict[int, int] = {}
         self._clear: dict[tuple[int, str], bool] = {}  # (rule, line shape) -> no earlier needle can occur
+        self._zeroed: list[tuple[Rule, tuple[str, ...]]] = []  # every rule with its needles' digits zeroed
+        self._candidates: dict[str, list[Rule]] = {}  # line shape -> rules, in list order, whose needle may occur
         self._reindex()
 
     def _reindex(self) -> None:
@@ -79,6 +81,8 @@ class RuleSet:
             _EARLIER_CACHE[key] = earlier
         self._earlier = dict(zip(key, earlier))
         self._clear = {}
+        self._candidates = {}
+        self._zeroed = [(r, tuple(n.translate(_ZEROS) for n in r.needles)) for r in self.rules]
         self._order = {k: i for i, k in enumerate(key)}
         self._mru = [r for r in self._mru if id(r) in self._earlier]
         self._mru_ordered = sorted(self._mru, key=lambda r: self._order[id(r)])
@@ -109,6 +113,8 @@ class RuleSet:
 
     def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
         low = text.lower()
+        shape = low.translate(_ZEROS)
+        searched: dict[int, re.Match[str] | None] = {}  # the recent rules' searches, not repeated by the scan
         for r in self._mru_ordered:
             nd = r.needles
             if nd:
@@ -117,12 +123,12 @@ class RuleSet:
                         break
                 else:
                     continue
-            m = r.regex.search(text)
+            m = searched[id(r)] = r.regex.search(text)
             if m is not None:
-                if self._nothing_earlier(r, low):
+                if self._nothing_earlier(r, shape):
                     return r, m
                 break  # an earlier rule might match: the ordered scan decides
-        for r in self.rules:
+        for r in self._candidates_for(shape):
             nd = r.needles
             if nd:
                 for n in nd:
@@ -130,21 +136,32 @@ class RuleSet:
                         break
                 else:
                     continue
-            m = r.regex.search(text)
+            m = searched[id(r)] if id(r) in searched else r.regex.search(text)
             if m is not None:
                 if r.kind == "progress" and (not self._mru or self._mru[0] is not r):
                     self._remember(r)
                 return r, m
         return None, None
 
-    def _nothing_earlier(self, rule: Rule, low: str) -> bool:
+    def _candidates_for(self, shape: str) -> list[Rule]:
+        """The rules, in list order, with a needle (digits zeroed) in the line's shape, or without needles: a
+        superset of those whose needle occurs in the line (the scan still checks the needles themselves), cached
+        per shape, since a log repeats a few shapes."""
+        found = self._candidates.get(shape)
+        if found is None:
+            if len(self._candidates) >= 4096:
+                self._candidates.clear()
+            found = self._candidates[shape] = [r for r, zn in self._zeroed if not zn or any(n in shape for n in zn)]
+        return found
+
+    def _nothing_earlier(self, rule: Rule, shape: str) -> bool:
         """No needle of an earlier non-progress rule occurs in the line. Decided on the line's shape (every
         digit as 0, needles likewise): a shape without a needle means a line without one; the answer is cached
         per shape, since a log repeats a few shapes."""
         earlier = self._earlier[id(rule)]
         if earlier is None:
             return True
-        key = (id(rule), low.translate(_ZEROS))
+        key = (id(rule), shape)
         clear = self._clear.get(key)
         if clear is None:
             if len(self._clear) >= 4096:

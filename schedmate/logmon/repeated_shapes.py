@@ -101,6 +101,34 @@ def _value(m: re.Match[str]) -> float:
     return float(m["num"])
 
 
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _value_of(clock: str, num: str, word: str) -> float:
+    """`_value` from `_FIELD.findall`'s groups (an absent group is '')."""
+    if clock:
+        h, mi, s = clock.replace(",", ".").split(":")
+        return int(h) * 3600 + int(mi) * 60 + float(s)
+    if word:
+        return float("nan") if word.lower() == "nan" else float("inf")
+    return float(num)
+
+
+def template_of(text: str) -> tuple[str, tuple[float, ...]] | None:
+    """`parse` without the fields, in three passes of compiled regexes: (template, values), or None. The fields
+    (keys, units) are needed only for a template seen the first time (`ShapeReader.offer`). Whitespace runs never
+    span a field, so collapsing them over the whole abstracted line gives `parse`'s per-segment template."""
+    text = text[:400]
+    found = _FIELD.findall(text)
+    if not found or len(found) > MAX_FIELDS:
+        return None
+    template = _FIELD.sub("#", text)
+    if "  " in template or not template.isprintable():  # printable: no whitespace but single ASCII spaces
+        template = _WHITESPACE.sub(" ", template)
+    template = template.strip()
+    return template, tuple(float(n) if n and not c else _value_of(c, n, w) for c, n, w in found)
+
+
 def parse(text: str) -> tuple[str, tuple[Field, ...], tuple[float, ...]] | None:
     """(template, fields, values) of a line with one number or more (module docstring); None for a line with
     none or with more than MAX_FIELDS."""
@@ -113,7 +141,7 @@ def parse(text: str) -> tuple[str, tuple[Field, ...], tuple[float, ...]] | None:
     prev = 0
     for m in ms:
         before = text[prev:m.start()]
-        parts.append(re.sub(r"\s+", " ", before))
+        parts.append(_WHITESPACE.sub(" ", before))
         key_m = _KEY.search(before)
         key = key_m[1].lower() if key_m else ""
         glued = _GLUED.match(text, m.end())
@@ -123,7 +151,7 @@ def parse(text: str) -> tuple[str, tuple[Field, ...], tuple[float, ...]] | None:
                             clock=bool(m["clock"]), numerator=bool(_FRACTION.match(text, m.end()))))
         parts.append("#")
         prev = m.end()
-    parts.append(re.sub(r"\s+", " ", text[prev:]).rstrip())
+    parts.append(_WHITESPACE.sub(" ", text[prev:]).rstrip())
     return "".join(parts).strip(), tuple(fields), tuple(_value(m) for m in ms)
 
 
@@ -234,14 +262,16 @@ class ShapeReader:
 
     def offer(self, lineno: int, text: str, ts: float | None) -> None:
         """Take one line (any line; a template seen once costs one entry until it is pushed out)."""
-        parsed = parse(text)
+        parsed = template_of(text)
         self._last = None
         if parsed is None:
             return
-        template, fields, values = parsed
+        template, values = parsed
         shape = self._shapes.get(template)
-        if shape is None:
-            shape = self._shapes[template] = Shape(fields, deque(maxlen=RUN_MEMORY))
+        if shape is None:  # the fields only for a new template: a template keeps those of its first line
+            full = parse(text)
+            assert full is not None
+            shape = self._shapes[template] = Shape(full[1], deque(maxlen=RUN_MEMORY))
             if len(self._shapes) > MAX_SHAPES:
                 self._shapes.popitem(last=False)
         else:

@@ -36,8 +36,18 @@ _INJECTION = re.compile(
     r"|answer with|\bllm\b|language model|prompt", re.IGNORECASE)
 
 
+_INJECTION_WORDS = ("ignore", "disregard", "you are", "instruction", "prompt", "assistant", "report", "mark", "healthy",
+                    "finished", "succeeded", "respond", "answer", "llm", "language")
+"""A literal of each branch of `_INJECTION`: an ASCII line (where ignoring case is lower-casing) without any of them
+cannot match, and most lines have none (a cheap test before the regex)."""
+
+
 def looks_like_injection(text: str) -> bool:
     """A log line addressed to a model (withheld from the LLM; it stays in the log as data)."""
+    if text.isascii():
+        low = text.lower()
+        if not any(w in low for w in _INJECTION_WORDS):
+            return False
     return _INJECTION.search(text) is not None
 
 

@@ -212,6 +212,10 @@ _NONFINITE_LOSS = re.compile(r"(?<![\w.])([A-Za-z_]*(?:loss|ppl|perplexity|xent|
 
 def nonfinite_loss(text: str) -> bool:
     """Whether a progress line states a loss-like metric that is nan or inf (whatever the metric's name)."""
+    if text.isascii():  # ignoring case is lower-casing: no `nan`/`inf`, no match (a cheap test before the regex)
+        low = text.lower()
+        if "nan" not in low and "inf" not in low:
+            return False
     return any("scale" not in m[1].lower() and "grad" not in m[1].lower() for m in _NONFINITE_LOSS.finditer(text))
 
 
