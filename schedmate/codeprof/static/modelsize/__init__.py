@@ -34,6 +34,7 @@ from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.passthrough import moved_argument
 from schedmate.codeprof.static.modelsize.trainer_objects import trainer_models
+from schedmate.codeprof.static.modelsize.tuple_builders import tuple_models
 
 # a model built beside the trained one (a copy for averaging or distillation, a frozen reference) or a loss
 AUX_TARGET = re.compile(r"ema|teacher|ref(erence)?\b|frozen|target|loss|criterion|metric|lpips|perceptual|"
@@ -54,15 +55,17 @@ def _unwrap(node: ast.expr) -> ast.expr:
     return node
 
 
-def _assignments(tree: ast.Module) -> list[ast.Assign]:
-    """Assignments outside class bodies (module level and in functions)."""
+def _assignments(tree: ast.Module, tuples: bool = False) -> list[ast.Assign]:
+    """Assignments to one name (or with `tuples`, to a tuple of names) outside class bodies (module level and in
+    functions)."""
     out: list[ast.Assign] = []
+    kind = ast.Tuple if tuples else ast.Name
 
     def visit(body: list[ast.stmt]) -> None:
         for st in body:
             if isinstance(st, ast.ClassDef):
                 continue
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], kind):
                 out.append(st)
             for name in ("body", "orelse", "finalbody"):
                 inner = getattr(st, name, None)
@@ -217,10 +220,13 @@ def _off_path(tree: ast.Module, resolve: Callable[[str], tuple[bool, Any, list[s
 
 def count_entry_model(read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
                       resolve: Callable[[str], tuple[bool, Any, list[str]]],
-                      entry: str, input_widths: tuple[int, ...] | None = None) -> tuple[int, list[str]] | None:
+                      entry: str, input_widths: tuple[int, ...] | None = None,
+                      list_files: Callable[[], list[str]] | None = None) -> tuple[int, list[str]] | None:
     """The parameters of the models the entry script builds; `input_widths` are the widths of a Flax model's
-    inputs when the job fixes them (an RL job's observation and action sizes), see flax_modules.py."""
+    inputs when the job fixes them (an RL job's observation and action sizes), see flax_modules.py; `list_files`
+    lists the job's files, for the name -> class tables its decorators fill (registries.py)."""
     it = Interp(read_text, import_file, resolve)
+    it.list_py = list_files  # type: ignore[attr-defined]
     src = it.source(entry, entry=True)
     if src is None:
         return None
@@ -259,6 +265,14 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
             return None  # a model the job builds that cannot be counted: no partial sums
         if isinstance(got, Mod) and (n := got.total()) > 0:
             by_name.setdefault(got.name, []).append((n, list(it.evidence)))
+    for st in _assignments(src.tree, tuples=True):  # `model, criterion, post = build(args)`: tuple_builders.py
+        if id(st) in off:
+            continue
+        try:
+            for cname, n, ev in tuple_models(it, src, st, _unwrap(st.value), _builds_model, AUX_TARGET) or []:
+                by_name.setdefault(cname, []).append((n, ev))
+        except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+            return None  # the builder makes a local model that cannot be counted: no partial sums
     if not by_name:
         return None
     total, ev = 0, []
