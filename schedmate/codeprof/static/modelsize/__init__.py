@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.called_functions import called_models
 from schedmate.codeprof.static.modelsize.flax_modules import is_flax_call
 from schedmate.codeprof.static.modelsize.flax_modules import root_total as flax_root_total
 from schedmate.codeprof.static.modelsize.interp import (
@@ -273,8 +274,11 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
                 by_name.setdefault(cname, []).append((n, ev))
         except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
             return None  # the builder makes a local model that cannot be counted: no partial sums
-    if not by_name:
-        return None
+    if not by_name:  # nothing built in the entry script: a training function of another file it calls may build it
+        got_called = _called_function_models(it, src, off)
+        if got_called is None:
+            return None
+        by_name = {cname: [(n, ev)] for cname, n, ev in got_called}
     total, ev = 0, []
     for counts in by_name.values():
         # one class built twice is one model (a worker's or target network's copy); built with different
@@ -284,6 +288,23 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         total += counts[0][0]
         ev.extend(e for e in counts[0][1] if e not in ev)
     return total, ev
+
+
+def _called_function_models(it: Interp, src: Source, off: set[int]) -> list[tuple[str, int, list[str]]] | None:
+    """The one model a function of another file, called by the entry script for its effect, builds
+    (called_functions.py); None when none does, or calls to different functions build models."""
+    out: list[tuple[str, int, list[str]]] = []
+    for st in ast.walk(src.tree):
+        if isinstance(st, ast.ClassDef):
+            continue
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and id(st) not in off:
+            try:
+                got = called_models(it, src, st.value, _builds_model, AUX_TARGET, _unwrap)
+            except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+                return None  # the function builds a model that cannot be counted
+            if got:
+                out.extend(got)
+    return out if len({(c, n) for c, n, _ in out}) == 1 else None
 
 
 # the config section that describes the trained model, and the keys that name a class to build
