@@ -18,8 +18,9 @@ from schedmate.codeprof.static.modelsize.keras_graph import star_external
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
-    _BUILTINS, _MATH_CONSTANTS,
+    _BUILTINS,
     _CMPS,
+    _MATH_CONSTANTS,
     _PARAM_FREE_EXT,
     _SAME_MODULE,
     MAX_DEPTH,
@@ -53,7 +54,6 @@ class _Break(Exception):
 
 class _Continue(Exception):
     pass
-
 
 class Interp:
     def __init__(self, read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
