@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.called_functions import called_models
 from schedmate.codeprof.static.modelsize.flax_modules import is_flax_call
 from schedmate.codeprof.static.modelsize.flax_modules import root_total as flax_root_total
 from schedmate.codeprof.static.modelsize.interp import (
@@ -34,6 +35,7 @@ from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.passthrough import moved_argument
 from schedmate.codeprof.static.modelsize.trainer_objects import trainer_models
+from schedmate.codeprof.static.modelsize.tuple_builders import tuple_models
 
 # a model built beside the trained one (a copy for averaging or distillation, a frozen reference) or a loss
 AUX_TARGET = re.compile(r"ema|teacher|ref(erence)?\b|frozen|target|loss|criterion|metric|lpips|perceptual|"
@@ -54,15 +56,17 @@ def _unwrap(node: ast.expr) -> ast.expr:
     return node
 
 
-def _assignments(tree: ast.Module) -> list[ast.Assign]:
-    """Assignments outside class bodies (module level and in functions)."""
+def _assignments(tree: ast.Module, tuples: bool = False) -> list[ast.Assign]:
+    """Assignments to one name (or with `tuples`, to a tuple of names) outside class bodies (module level and in
+    functions)."""
     out: list[ast.Assign] = []
+    kind = ast.Tuple if tuples else ast.Name
 
     def visit(body: list[ast.stmt]) -> None:
         for st in body:
             if isinstance(st, ast.ClassDef):
                 continue
-            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], kind):
                 out.append(st)
             for name in ("body", "orelse", "finalbody"):
                 inner = getattr(st, name, None)
@@ -217,10 +221,13 @@ def _off_path(tree: ast.Module, resolve: Callable[[str], tuple[bool, Any, list[s
 
 def count_entry_model(read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
                       resolve: Callable[[str], tuple[bool, Any, list[str]]],
-                      entry: str, input_widths: tuple[int, ...] | None = None) -> tuple[int, list[str]] | None:
+                      entry: str, input_widths: tuple[int, ...] | None = None,
+                      list_files: Callable[[], list[str]] | None = None) -> tuple[int, list[str]] | None:
     """The parameters of the models the entry script builds; `input_widths` are the widths of a Flax model's
-    inputs when the job fixes them (an RL job's observation and action sizes), see flax_modules.py."""
+    inputs when the job fixes them (an RL job's observation and action sizes), see flax_modules.py; `list_files`
+    lists the job's files, for the name -> class tables its decorators fill (registries.py)."""
     it = Interp(read_text, import_file, resolve)
+    it.list_py = list_files  # type: ignore[attr-defined]
     src = it.source(entry, entry=True)
     if src is None:
         return None
@@ -259,8 +266,19 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
             return None  # a model the job builds that cannot be counted: no partial sums
         if isinstance(got, Mod) and (n := got.total()) > 0:
             by_name.setdefault(got.name, []).append((n, list(it.evidence)))
-    if not by_name:
-        return None
+    for st in _assignments(src.tree, tuples=True):  # `model, criterion, post = build(args)`: tuple_builders.py
+        if id(st) in off:
+            continue
+        try:
+            for cname, n, ev in tuple_models(it, src, st, _unwrap(st.value), _builds_model, AUX_TARGET) or []:
+                by_name.setdefault(cname, []).append((n, ev))
+        except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+            return None  # the builder makes a local model that cannot be counted: no partial sums
+    if not by_name:  # nothing built in the entry script: a training function of another file it calls may build it
+        got_called = _called_function_models(it, src, off)
+        if got_called is None:
+            return None
+        by_name = {cname: [(n, ev)] for cname, n, ev in got_called}
     total, ev = 0, []
     for counts in by_name.values():
         # one class built twice is one model (a worker's or target network's copy); built with different
@@ -270,6 +288,23 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         total += counts[0][0]
         ev.extend(e for e in counts[0][1] if e not in ev)
     return total, ev
+
+
+def _called_function_models(it: Interp, src: Source, off: set[int]) -> list[tuple[str, int, list[str]]] | None:
+    """The one model a function of another file, called by the entry script for its effect, builds
+    (called_functions.py); None when none does, or calls to different functions build models."""
+    out: list[tuple[str, int, list[str]]] = []
+    for st in ast.walk(src.tree):
+        if isinstance(st, ast.ClassDef):
+            continue
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and id(st) not in off:
+            try:
+                got = called_models(it, src, st.value, _builds_model, AUX_TARGET, _unwrap)
+            except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
+                return None  # the function builds a model that cannot be counted
+            if got:
+                out.extend(got)
+    return out if len({(c, n) for c, n, _ in out}) == 1 else None
 
 
 # the config section that describes the trained model, and the keys that name a class to build

@@ -24,6 +24,7 @@ from schedmate.codeprof.static.modelsize.keras_graph import MERGE_FUNCS, call_la
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH, KLayer, sequential_params
 from schedmate.codeprof.static.modelsize.layer_subclass import layer_subclass
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
+from schedmate.codeprof.static.modelsize.registries import registry_lookup
 from schedmate.codeprof.static.modelsize.rl_policies import env_spaces
 from schedmate.codeprof.static.modelsize.values import STR_METHODS
 
@@ -52,6 +53,9 @@ def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], whe
     if isinstance(fn, flax.Returns):
         return fn.value
     if isinstance(fn, FuncRef):
+        if isinstance(fn.bound, Mod) and fn.bound.plain \
+                and (got := registry_lookup(it, fn, args, kwargs)) is not None:
+            return got  # `MODELS.get(args.arch)`: the table its decorators fill (registries.py)
         return it.run_function(fn, args, dict(kwargs))
     if isinstance(fn, pyfuncs.Partial):  # `norm_layer(dim)` where `norm_layer = partial(nn.LayerNorm, eps=1e-6)`
         return pyfuncs.call_partial(it, fn, args, kwargs, where)
@@ -129,6 +133,8 @@ def method(it: Interp, base: Any, name: str, args: list[Any], kwargs: dict[str, 
             return None
         if name == "index" and len(args) == 1:
             return base.index(it.concrete(args[0]))
+    if isinstance(base, float) and name == "item" and not args:  # an element of `torch.linspace(...)`
+        return base
     if isinstance(base, str) and name in STR_METHODS:  # `"8192-8192".split("-")`, `name.startswith("vit")`
         return pyfuncs.str_method(it, base, name, args, kwargs)
     if isinstance(base, dict):
@@ -181,7 +187,12 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         return env_spaces(it.concrete(args[0]))
     if parts[0] in {"numpy", "math"} and last in {"prod", "product"}:
         return math.prod(it.concrete(it.concrete_seq(args[0])))
-    if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log"}:
+    if parts[0] in {"torch", "numpy"} and last == "linspace" and len(args) == 3 and not kwargs:
+        lo, hi, n = (it.concrete(a) for a in args)  # the stochastic-depth rates of a ViT's blocks, one per block
+        return pyfuncs.Steps(float(lo + (hi - lo) * i / (n - 1)) if n > 1 else float(lo) for i in range(int(n)))
+    if parts == ["itertools", "repeat"] and len(args) == 2 and not kwargs:  # `tuple(repeat(x, 2))`: timm's to_2tuple
+        return [args[0]] * int(it.concrete(args[1]))
+    if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log", "erf", "exp"}:
         return getattr(math, last)(*[it.concrete(a) for a in args])
     if _PARAM_FREE_EXT.search(last):
         return Mod(last)

@@ -171,7 +171,8 @@ def params_from_family_knobs(sp: Any) -> None:
 
 
 def _params_from_classes(sp: Any, entry: str) -> None:
-    got = count_entry_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry, rl_input_widths(sp))
+    got = count_entry_model(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry, rl_input_widths(sp),
+                            sp.wd.list_files)
     if got is not None:
         sp.r.put("params", got[0], got[1], note="counted from the model classes the entry script builds")
         return

@@ -20,6 +20,7 @@ from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
     _BUILTINS,
     _CMPS,
+    _MATH_CONSTANTS,
     _PARAM_FREE_EXT,
     _SAME_MODULE,
     MAX_DEPTH,
@@ -53,7 +54,6 @@ class _Break(Exception):
 
 class _Continue(Exception):
     pass
-
 
 class Interp:
     def __init__(self, read_text: Callable[[str], str | None], import_file: Callable[[str, str], str | None],
@@ -274,15 +274,15 @@ class Interp:
             if name == "__dict__":
                 return base
             return self.global_(base.src, name)
-        if isinstance(base, Ext):
-            return Ext(f"{base.path}.{name}")
+        if isinstance(base, Ext):  # `math.pi`, `np.pi`: a number; any other name stays external
+            return _MATH_CONSTANTS.get(f"{base.path}.{name}", Ext(f"{base.path}.{name}"))
         if isinstance(base, Ref):
             if name in STR_METHODS:  # `args.mlp.split("-")`, `args.arch.startswith("wide")`: a string setting
                 return ("method", self.concrete(base), name)
             return Ref(f"{base.src}.{name}")
         if isinstance(base, SuperRef):
             return ("super", base, name)
-        if isinstance(base, (list, dict, str)):
+        if isinstance(base, (list, dict, str, float)):  # a float's `.item()`: calls.py
             return ("method", base, name)
         return Unknown(f"attribute {name} of {type(base).__name__}")
 

@@ -28,6 +28,16 @@ PARTIAL_PATHS = frozenset({"functools.partial"})
 # string methods whose result depends only on the string and concrete arguments
 
 
+class Steps(list):  # type: ignore[type-arg]
+    """The values of `torch.linspace(a, b, n)`, to iterate or index; arithmetic on the tensor itself (`* 2`, `+ x`)
+    is not list arithmetic, so it gives up."""
+
+    def _no(self, *_: Any) -> Any:
+        raise TypeError("arithmetic on a tensor of steps")
+
+    __add__ = __radd__ = __mul__ = __rmul__ = __iadd__ = __imul__ = _no
+
+
 @dataclass
 class Partial:
     """`functools.partial(fn, *args, **kwargs)`: a callable with some arguments fixed."""

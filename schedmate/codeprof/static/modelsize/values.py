@@ -4,6 +4,7 @@ names, opaque values, and tensors (see interp.py)."""
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -115,6 +116,9 @@ def _registers_nothing(node: ast.AST) -> bool:
     return True
 
 
+# numbers external modules define, read where a module's constructor computes with them (`scale = 2 * math.pi`)
+_MATH_CONSTANTS = {f"{m}.{c}": v for m in ("math", "numpy", "torch")
+                   for c, v in (("pi", math.pi), ("e", math.e))}
 _BUILTINS = {"int", "float", "len", "range", "list", "tuple", "max", "min", "sum", "abs", "round", "bool", "dict",
              "zip", "enumerate", "reversed", "sorted", "getattr", "isinstance", "super", "str", "print", "hasattr",
              "setattr", "map"}
