@@ -271,7 +271,7 @@ class DevicesMixin:
         train."""
         if self._one_process_many_gpus and self._find_calls(*self._data_parallel_tails()):
             return False, None  # a torch DataParallel job that imports TensorFlow for its data pipeline
-        if trains_with_torch(self.calls) is not None:
+        if trains_with_torch(self.calls, self.r.py) is not None:
             return False, None  # a torch training loop that imports TensorFlow for file I/O or its data
         strategies = [f"{rel}:{c['line']}" for t in self._TF_STRATEGIES for rel, c in self._find_calls(t)]
         # a strategy built in a helper the job calls still shows where the job uses it
