@@ -93,19 +93,3 @@ def test_a_module_entry_under_src_reads_absolute_imports_of_its_own_package(tmp_
 def test_the_import_records_keep_the_level_of_a_relative_import():
     s = analyze_python("from ..common.options import build_parser\nfrom . import schedule\nimport torch\n")
     assert s["imports"] == ["torch", ".", "..common.options", "..common.options.build_parser", ".schedule"]
-
-
-def test_the_reexports_that_define_what_the_entry_imports_are_read_before_the_others(tmp_path):
-    # a data package re-exporting many modules comes first in the import order; the file budget still goes
-    # to the module behind the name the entry uses (`parse_options`)
-    tree = {"lab/__init__.py": "", "lab/apps/__init__.py": ""}
-    tree["lab/data/__init__.py"] = "".join(f"from .part{i} import Part{i}\n" for i in range(20))
-    tree.update({f"lab/data/part{i}.py": f"class Part{i}:\n    pass\n" for i in range(20)})
-    tree["lab/setup/__init__.py"] = "from .options import parse_options\n"
-    tree["lab/setup/options.py"] = OPTIONS.replace("def build_parser", "def parse_options")
-    tree["lab/apps/train.py"] = TRAIN.replace("from ..common.options import build_parser",
-                                              "from ..data import Part0\n    from ..setup import parse_options") \
-        .replace("build_parser()", "parse_options()").replace("from . import schedule", "")
-    make_job(tmp_path, tree)
-    res = analyze_code(tmp_path, "python -m lab.apps.train", use_llm=False)
-    assert res.value("micro_batch_size") == 24
