@@ -92,22 +92,18 @@ class ReadingMixin:
         return summary
 
     def _follow_imports(self, rel: str, summary: dict[str, Any]) -> None:
-        """Breadth first: the file's own imports, then what the package `__init__`s among them re-export, the
-        modules that define the names the file imports (`from ..training import launch`) before the others."""
-        wanted = {i.rsplit(".", 1)[-1] for i in summary["imports"]}
-        level = [(rel, summary)]
-        while level:
-            pending = [(cur, imp) for cur, s in level for imp in s["imports"]]
-            if level[0][0] != rel:
-                pending.sort(key=lambda p: p[1].rsplit(".", 1)[-1] not in wanted)
-            level = []
-            for cur, imp in pending:
-                cand = self._import_file(imp, str(PurePosixPath(cur).parent))
+        """Breadth first: the file's own imports, then what the package `__init__`s among them re-export."""
+        queue = [(rel, summary)]
+        while queue:
+            cur, s = queue.pop(0)
+            base = str(PurePosixPath(cur).parent)
+            for imp in s["imports"]:
+                cand = self._import_file(imp, base)
                 if cand is None or cand in self.r.py or len(self.r.py) >= MAX_PYTHON_FILES:
                     continue
                 got = self._read_python(cand)
                 if got is not None and cand.endswith("__init__.py"):
-                    level.append((cand, got))
+                    queue.append((cand, got))
 
     def _import_file(self, imp: str, base: str) -> str | None:
         """The workdir file an import names (module or package). An absolute one is looked up from the importer's
