@@ -29,6 +29,7 @@ from schedmate.logmon.labels import own_or_previous_label
 from schedmate.logmon.matching import RuleSet
 from schedmate.logmon.progress import ProgressTracker, line_values
 from schedmate.logmon.records import CsvRecords, RepeatedCounter
+from schedmate.logmon.repeated_shapes import ShapeReader
 from schedmate.logmon.report import FailureInfo, LogReport, ProgressInfo
 from schedmate.logmon.resolve import (  # Diagnosis, Proposal, looks_like_injection: re-exported
     Assistant,
@@ -104,6 +105,7 @@ class Monitor(Resolution):
         self.tables = TableReader()
         self.csv = CsvRecords()
         self.counters = RepeatedCounter()
+        self.shapes = ShapeReader()  # templates of repeated lines, for what no rule read (`repeated_shapes.py`)
         self._after_frame = False
         self._code_lines: set[int] = set()
         self._decoder = Decoder()
@@ -209,6 +211,10 @@ class Monitor(Resolution):
         if self.progress.batch_size is None and "atch" in text:
             self.progress.batch_size = batch_size_of(text)
         rule, m = self.rules.match(text)
+        if rule is None or not rule.kind.startswith("error:"):
+            self.shapes.offer(ll.lineno, text, ll.ts)
+            if self.progress.step is None and nonfinite_loss(text) and self.shapes.last_is_progress():
+                self.failures.on_loss(math.nan, ll.lineno, text, ll.rank)  # `Loss is Infinity` on a print no rule reads
         if self._ignored_block:
             self._ignored_block -= 1
             if rule is not None and rule.name in ("traceback", "python-exception"):
@@ -396,8 +402,14 @@ class Monitor(Resolution):
                                       source="hang")
         rem = p.remaining()
         it = p.iteration_time()
+        step, total = (p.step if p.step is not None or not p.started else 0), p.reported_total()
+        if it is None or step is None:  # what the rules left empty, from the shapes of repeated lines
+            shaped = self.shapes.fallback(p.step)
+            if shaped is not None and step is None:
+                step, total = shaped.step, shaped.total
+            it = it if it is not None or shaped is None else shaped.iteration_time_s
         progress = ProgressInfo(
-            current_step=p.step if p.step is not None or not p.started else 0, total_steps=p.reported_total(),
+            current_step=step, total_steps=total,
             epoch=p.epoch, total_epochs=p.total_epochs,
             iteration_time_s=round(it, 6) if it is not None else None,
             samples_per_s=p.samples_s, tokens_per_s=p.tokens_s,

@@ -206,8 +206,8 @@ def inline_pairs(text: str) -> list[tuple[str, str]]:
 
 # a loss-like metric (`loss`, `CELoss`, `avr_loss`, `ppl`, `xent`, `nll`) that is nan or inf; not a loss scale or
 # a gradient norm (fp16 scalers print `loss_scale: inf` and `grad_norm (inf)` while training is fine)
-_NONFINITE_LOSS = re.compile(r"(?<![\w.])([A-Za-z_]*(?:loss|ppl|perplexity|xent|nll)[A-Za-z_0-9]*)[\"']? ?[:=]? *"
-                             r"\(?[-+]?(?:nan|inf)\b", re.IGNORECASE)
+_NONFINITE_LOSS = re.compile(r"(?<![\w.])([A-Za-z_]*(?:loss|ppl|perplexity|xent|nll)[A-Za-z_0-9]*)[\"']? ?(?:[:=]|is\b)? *"
+                             r"\(?[-+]?(?:nan|inf(?:inity)?)\b", re.IGNORECASE)  # `loss: nan`, `Loss is Infinity`
 
 
 def nonfinite_loss(text: str) -> bool:

@@ -32,6 +32,7 @@ from schedmate.codeprof.static.modelsize.interp import (
 )
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
+from schedmate.codeprof.static.modelsize.passthrough import moved_argument
 from schedmate.codeprof.static.modelsize.trainer_objects import trainer_models
 
 # a model built beside the trained one (a copy for averaging or distillation, a frozen reference) or a loss
@@ -235,6 +236,8 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
     off = _off_path(src.tree, resolve)
     for name, st in [*named, *_self_assignments(it, src)]:
         value = _unwrap(_with_added_layers(src.tree, st))
+        while (moved := moved_argument(it, src, value)) is not None:  # `trans_to_cuda(Net(opt))`: passthrough.py
+            value = _unwrap(moved)
         if id(st) in inside or id(st) in off or (name.endswith("_t") and f"{name[:-2]}_s" in names):
             continue  # ... and distillation's `model_t` beside `model_s`: the teacher is not trained
         if AUX_TARGET.search(name) or not isinstance(value, ast.Call):

@@ -22,6 +22,7 @@ from schedmate.codeprof.static.modelsize.interp import (
 )
 from schedmate.codeprof.static.modelsize.keras_graph import MERGE_FUNCS, call_layer, functional_model, merge
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH, KLayer, sequential_params
+from schedmate.codeprof.static.modelsize.layer_subclass import layer_subclass
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
 from schedmate.codeprof.static.modelsize.rl_policies import env_spaces
 from schedmate.codeprof.static.modelsize.values import STR_METHODS
@@ -80,6 +81,8 @@ def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], whe
 
 def instantiate(it: Interp, cls: ClassRef, args: list[Any], kwargs: dict[str, Any], where: str) -> Mod:
     module = it.is_module_class(cls)
+    if not module and (layer := layer_subclass(it, cls, args, kwargs)) is not None:
+        return layer  # `class SyncBN(_BatchNorm)`: torch's layer under the job's name (layer_subclass.py)
     obj = Mod(cls.node.name, plain=not module)
     obj.attrs["__class__"] = cls
     if module:
@@ -187,7 +190,7 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         return known_size
     # tensors, numbers and files from torch's functions, numpy, math, os: never a module with parameters
     harmless = parts[0] in {"numpy", "math", "os", "functools", "itertools", "collections", "copy", "random",
-                            "logging", "warnings"} or (parts[0] == "torch" and "nn" not in parts[:-1]
+                            "logging", "warnings", "queue", "threading", "multiprocessing", "time", "re", "json"} or (parts[0] == "torch" and "nn" not in parts[:-1]
                                                       and not last[:1].isupper()) \
         or parts[:2] == ["torch", "optim"]  # an optimizer or LR schedule a module keeps holds no weights of its own
     return Unknown(f"{path}(...)", maybe_module=not harmless)

@@ -134,11 +134,11 @@ class Interp:
                 return Ext(f"{mod}.{attr}" if attr else mod)
             if attr is None:
                 return ModuleRef(target)
-            sub = self._module_file(f"{mod}.{attr}", src) if not mod.startswith(".") else None
+            sub = self._module_file(mod + attr if mod.endswith(".") else f"{mod}.{attr}", src)  # `from . import m`
             got = self.global_(target, attr)
-            if isinstance(got, Unknown) and sub is not None:
+            if isinstance(got, Unknown) and sub is not None and sub is not target:  # not the package itself
                 return ModuleRef(sub)
-            return got
+            return Ref(name) if isinstance(got, Unknown) and src.entry else got  # `from .config import cfg`
         for mod in src.stars:  # a local module's names, or a Keras layer from `from keras.layers import *`
             target = self._module_file(mod, src)
             got = self.global_(target, name) if target is not None else star_external(mod, name)

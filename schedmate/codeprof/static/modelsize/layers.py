@@ -209,6 +209,8 @@ def build_nn(name: str, args: list[Any], kwargs: dict[str, Any]) -> Mod:
                 named.update(a)
             else:
                 items.extend(a if isinstance(a, (list, tuple)) else [a])
+        if name == "ModuleList":  # `fuse.append(None)` (HRNet's fuse layers): an empty slot, no parameters
+            items = [x for x in items if x is not None]
         if not all(isinstance(x, Mod) for x in [*items, *named.values()]):
             raise GiveUp(f"nn.{name} of something that is not a counted module")
         mod = Mod(name, 0, items)
