@@ -7,6 +7,8 @@ from typing import Any
 
 from schedmate.codeprof.launch import Setting, to_int
 from schedmate.codeprof.params import CODE_DEFAULT, COMMAND_LINE
+from schedmate.codeprof.pyast import analyze_python
+from schedmate.codeprof.static.gpu_workers import per_gpu_launches
 from schedmate.codeprof.static.torch_with_tf import trains_with_torch
 from schedmate.codeprof.static.visible_split import batch_split_over_visible_gpus
 
@@ -124,6 +126,24 @@ class DevicesMixin:
                     continue
                 node_param = next((p for p in params if p in {"num_machines", "num_nodes", "nnodes"}), None)
                 return per_node, (self._bound_count(c, params, node_param, where) if node_param else None)
+        return None
+
+    def _gpu_worker_launcher(self) -> str | None:
+        """file:line where a function the entry calls starts one worker per GPU (`gpu_workers.py`), in a file
+        read or in one of the entry's local imports left past the file budget (scanned, not read)."""
+        files = [(rel, s) for rel, s in self.r.py.items()] + [(rel, None) for rel in self.over_budget]
+        called = {c["func"].rsplit(".", 1)[-1] for rel, c in self.calls
+                  if rel == self.r.entry and self._active(c) is not False}
+        for rel, s in files:
+            text = self.wd.read_text(rel) or ""
+            if not re.search(r"\b(fork|Process|spawn|start_processes)\(", text):
+                continue
+            try:
+                s = s if s is not None else analyze_python(text)
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            if hit := next((line for name, line in per_gpu_launches(s, text) if name in called), None):
+                return f"{rel}:{hit}"
         return None
 
     def _ray_scaling(self) -> Setting | None:

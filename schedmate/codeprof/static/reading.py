@@ -99,7 +99,11 @@ class ReadingMixin:
             base = str(PurePosixPath(cur).parent)
             for imp in s["imports"]:
                 cand = self._import_file(imp, base)
-                if cand is None or cand in self.r.py or len(self.r.py) >= MAX_PYTHON_FILES:
+                if cand is None or cand in self.r.py:
+                    continue
+                if len(self.r.py) >= MAX_PYTHON_FILES:
+                    if cand not in self.over_budget:  # not read; `devices.py` still looks for worker launchers in it
+                        self.over_budget.append(cand)
                     continue
                 got = self._read_python(cand)
                 if got is not None and cand.endswith("__init__.py"):
