@@ -93,3 +93,29 @@ def test_the_per_gpu_launcher_past_the_file_budget_still_leaves_the_gpu_count_op
 def test_a_fork_per_data_worker_keeps_the_one_process_of_python_m(tmp_path):
     res = _job(tmp_path, "args.num_workers")
     assert res.value("num_gpus") == 1
+
+
+SPAWNING_LAUNCHER = """
+    import torch.multiprocessing as mp
+
+
+    def start_workers(args, num_gpus=1):
+        if num_gpus > 1:
+            mp.spawn(worker, args=(args,), nprocs=num_gpus, join=True)
+
+
+    def worker(rank, args):
+        pass
+"""
+
+
+def test_a_spawn_over_a_gpu_count_the_caller_passes_is_not_a_run_time_count(tmp_path):
+    make_job(tmp_path, {
+        "lab/__init__.py": "",
+        "lab/run/__init__.py": "",
+        "lab/run/workers.py": SPAWNING_LAUNCHER,
+        "lab/run/train.py": TRAIN.replace("IMPORTS", "").replace("start_workers(args)",
+                                                                "start_workers(args, num_gpus=1)"),
+    })
+    res = analyze_code(tmp_path, "python -m lab.run.train", use_llm=False)
+    assert res.value("num_gpus") == 1

@@ -129,8 +129,9 @@ class DevicesMixin:
         return None
 
     def _gpu_worker_launcher(self) -> str | None:
-        """file:line where a function the entry calls starts one worker per GPU (`gpu_workers.py`), in a file
-        read or in one of the entry's local imports left past the file budget (scanned, not read)."""
+        """file:line where a function the entry calls starts one worker per GPU (`gpu_workers.py`) over a count
+        decided at run time, in a file read or in one of the entry's local imports left past the file budget
+        (scanned, not read)."""
         files = [(rel, s) for rel, s in self.r.py.items()] + [(rel, None) for rel in self.over_budget]
         called = {c["func"].rsplit(".", 1)[-1] for rel, c in self.calls
                   if rel == self.r.entry and self._active(c) is not False}
@@ -142,8 +143,9 @@ class DevicesMixin:
                 s = s if s is not None else analyze_python(text)
             except (SyntaxError, ValueError, RecursionError):
                 continue
-            if hit := next((line for name, line in per_gpu_launches(s, text) if name in called), None):
-                return f"{rel}:{hit}"
+            for name, line, counts in per_gpu_launches(s, text):
+                if name in called and not any(isinstance(self._resolver.eval(x)[1], int) for x in counts):
+                    return f"{rel}:{line}"  # a count the sources set (`--n_gpu 1`) decides elsewhere
         return None
 
     def _ray_scaling(self) -> Setting | None:

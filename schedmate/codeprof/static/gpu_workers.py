@@ -38,8 +38,9 @@ def _enclosing_ranges(lines: list[str], line: int, start: int) -> list[str]:
     return out
 
 
-def per_gpu_launches(summary: dict[str, Any], text: str) -> list[tuple[str, int]]:
-    """(function name, line) of each call in the file that starts one worker process per GPU."""
+def per_gpu_launches(summary: dict[str, Any], text: str) -> list[tuple[str, int, list[str]]]:
+    """(function name, line, GPU counts) of each call in the file that starts one worker process per GPU. A
+    count that is a parameter of the function is the caller's to set (`launch(num_gpus)`): not listed."""
     lines = text.splitlines()
     counted = {a["target"] for a in summary.get("assigns", []) if "device_count" in a["expr"]}
     out: list[tuple[str, int]] = []
@@ -52,6 +53,7 @@ def per_gpu_launches(summary: dict[str, Any], text: str) -> list[tuple[str, int]
         fn = max(fns, key=lambda f: f["line"])  # the innermost
         src = c["kwargs"].get("nprocs") or (c["args"][2] if len(c["args"]) > 2 else None)
         counts = ([src] if src else []) + _enclosing_ranges(lines, c["line"], fn["line"])
-        if any(_gpu_count(x, counted) for x in counts):
-            out.append((fn["name"], c["line"]))
+        gpu = [x for x in counts if _gpu_count(x, counted)]
+        if gpu and not any(x.strip() in (fn.get("params") or []) for x in gpu):
+            out.append((fn["name"], c["line"], gpu))
     return out
