@@ -44,6 +44,8 @@ FWD_GFLOPS_PER_SAMPLE = {
 DEFAULT_VOCAB = {"gpt": 50257, "bert": 30522, "t5": 32128, "llama": 32000, "mistral": 32000}
 DIMS_DESCRIBE_MODEL = {"gpt", "llama", "mistral", "bert", "t5", "vit"}
 MIN_PARAMS_FROM_DIMS = 1e6
+PLACEHOLDER_VOCAB = 1
+"""a vocabulary this small is no token table: the model takes its input embeddings from outside"""
 """without a vocabulary, a transformer smaller than this is a block's dims read as a model's, not a model"""
 INTER_NODE_BYTES_PER_S = 12.5e9
 GPU_FLOPS = 40e12
@@ -175,8 +177,12 @@ def derive(
     else:
         got = params_from_dims(dims, family)
         # transformer dims describe the whole model for language models and ViTs (or when the config gives the
-        # vocabulary); elsewhere they are often a head's (a detector's decoder) and would undercount it
-        whole = family in DIMS_DESCRIBE_MODEL or "vocab" in dims
+        # vocabulary); elsewhere they are often a head's (a detector's decoder) and would undercount it. A
+        # placeholder vocabulary (`vocab_size=1`: the body is fed `inputs_embeds` built outside the config, a
+        # recommender's item tables) says the opposite: the embeddings that hold most weights are elsewhere
+        v = dims.get("vocab")
+        placeholder = v is not None and isinstance(v[0], int) and v[0] <= PLACEHOLDER_VOCAB
+        whole = not placeholder and (family in DIMS_DESCRIBE_MODEL or "vocab" in dims)
         if got and whole and (got[0] >= MIN_PARAMS_FROM_DIMS or "vocab" in dims):
             _put(facts, "params", round(got[0]), got[1], "from architecture dims (L, d, V, FFN, experts)")
     params = _v(facts, "params")

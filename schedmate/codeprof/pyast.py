@@ -132,9 +132,12 @@ def analyze_python(text: str) -> dict[str, Any]:
                                       "function": _enclosing_function(node)})
         elif isinstance(node, ast.For) and (n := _range_count(node.iter)) is not None and _gpu_device_body(node):
             out["device_loops"].append({"line": node.lineno, "n": n})
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            imports.add(node.module)
-            imports.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            # a relative import keeps its leading dots (`from ..cfg import x` -> `..cfg`, `..cfg.x`;
+            # `from . import config` -> `.`, `.config`): the reader resolves it from the importer's package
+            mod = "." * node.level + (node.module or "")
+            imports.add(mod)
+            imports.update(f"{mod}{'' if mod.endswith('.') else '.'}{a.name}" for a in node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             a = node.args
             params = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
@@ -165,7 +168,7 @@ def analyze_python(text: str) -> dict[str, Any]:
             v = node.value
             if len(v) < 300 and "\n" not in v and v.lower().endswith((".yaml", ".yml", ".json", ".toml")):
                 out["strings"].append({"value": v, "line": node.lineno})
-    out["imports"] = sorted(imports)
+    out["imports"] = sorted(imports, key=lambda i: (i.startswith("."), i))  # absolute ones first, as before
     _record_assigns(tree, out)
     return out
 

@@ -68,6 +68,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         self.r = StaticResult()
         self.py_cache = py_cache  # optional callable(rel, text) -> summary (the version cache)
         self.calls: list[tuple[str, dict[str, Any]]] = []  # (file, call)
+        self.over_budget: list[str] = []  # the entry's local imports past the file budget (reading.py)
         self._hydra_overrides: dict[str, str] = {}  # group -> choice given on the command line
         self._positional: list[str] = []
         self._one_process_many_gpus: str | None = None  # file:line of a DataParallel over every visible GPU

@@ -30,7 +30,6 @@ from schedmate.codeprof.static.nominal_accum import nominal_accumulation
 from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.sampler_split import split_by_sampler
 from schedmate.codeprof.static.seq_len import sequence_length
-from schedmate.codeprof.static.torch_with_tf import batch_framework
 
 # a batch size divided by the number of processes or GPUs
 _SPLIT_OVER_PROCESSES = re.compile(
@@ -257,7 +256,7 @@ class BatchMixin(BatchUnitsMixin):
 
     def _batch_and_length(self) -> None:
         r = self.r
-        fw = batch_framework(r.val("framework"), self.calls)  # a torch loop importing TF keeps torch's batches
+        fw = r.val("framework")  # (a torch loop importing TF is ranked pytorch: static/torch_with_tf.py)
         self._batches_in_other_units()
         # micro batch --------------------------------------------------------------------
         micro = None

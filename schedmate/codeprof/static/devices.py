@@ -7,6 +7,8 @@ from typing import Any
 
 from schedmate.codeprof.launch import Setting, to_int
 from schedmate.codeprof.params import CODE_DEFAULT, COMMAND_LINE
+from schedmate.codeprof.pyast import analyze_python
+from schedmate.codeprof.static.gpu_workers import per_gpu_launches
 from schedmate.codeprof.static.torch_with_tf import trains_with_torch
 from schedmate.codeprof.static.visible_split import batch_split_over_visible_gpus
 
@@ -124,6 +126,26 @@ class DevicesMixin:
                     continue
                 node_param = next((p for p in params if p in {"num_machines", "num_nodes", "nnodes"}), None)
                 return per_node, (self._bound_count(c, params, node_param, where) if node_param else None)
+        return None
+
+    def _gpu_worker_launcher(self) -> str | None:
+        """file:line where a function the entry calls starts one worker per GPU (`gpu_workers.py`) over a count
+        decided at run time, in a file read or in one of the entry's local imports left past the file budget
+        (scanned, not read)."""
+        files = [(rel, s) for rel, s in self.r.py.items()] + [(rel, None) for rel in self.over_budget]
+        called = {c["func"].rsplit(".", 1)[-1] for rel, c in self.calls
+                  if rel == self.r.entry and self._active(c) is not False}
+        for rel, s in files:
+            text = self.wd.read_text(rel) or ""
+            if not re.search(r"\b(fork|Process|spawn|start_processes)\(", text):
+                continue
+            try:
+                s = s if s is not None else analyze_python(text)
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            for name, line, counts in per_gpu_launches(s, text):
+                if name in called and not any(isinstance(self._resolver.eval(x)[1], int) for x in counts):
+                    return f"{rel}:{line}"  # a count the sources set (`--n_gpu 1`) decides elsewhere
         return None
 
     def _ray_scaling(self) -> Setting | None:
@@ -281,7 +303,7 @@ class DevicesMixin:
         train."""
         if self._one_process_many_gpus and self._find_calls(*self._data_parallel_tails()):
             return False, None  # a torch DataParallel job that imports TensorFlow for its data pipeline
-        if trains_with_torch(self.calls) is not None:
+        if trains_with_torch(self.calls, self.r.py) is not None:
             return False, None  # a torch training loop that imports TensorFlow for file I/O or its data
         strategies = [f"{rel}:{c['line']}" for t in self._TF_STRATEGIES for rel, c in self._find_calls(t)]
         # a strategy built in a helper the job calls still shows where the job uses it

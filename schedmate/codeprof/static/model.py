@@ -24,9 +24,8 @@ from schedmate.codeprof.static.modelsize.hook import (
     name_from_launcher,
     params_from_definition,
 )
-from schedmate.codeprof.static.names import (
-    MODEL_NAME,
-)
+from schedmate.codeprof.static.names import MODEL_NAME
+from schedmate.codeprof.static.torch_with_tf import trains_with_torch
 
 # a model a job loads beside the one it trains: for evaluation, as a reference, teacher, reward or judge
 _HUB_NAME_CLASSES = ("SentenceTransformer", "CrossEncoder", "SparseEncoder")
@@ -91,6 +90,9 @@ class ModelMixin:
         if not sig and any(c in L.chain for c in ("torchrun", "python -m torch.distributed.launch",
                                                   "python -m torch.distributed.run")):
             hit("pytorch", L.args_where)  # PyTorch's own launcher: a PyTorch job whatever the library on top
+        torch_step = trains_with_torch(self.calls, r.py) if "tensorflow" in sig else None
+        if torch_step:
+            hit("pytorch", torch_step)  # a torch loop importing TensorFlow for data, files or TensorBoard
         r.framework_signals = sig
         for fw in (
             "megatron",
@@ -102,7 +104,7 @@ class ModelMixin:
             "tensorflow",
             "pytorch",
         ):
-            if fw in sig:
+            if fw in sig and not (fw == "tensorflow" and torch_step):
                 r.put("framework", fw, sig[fw][:3])
                 return
 

@@ -99,29 +99,61 @@ class ReadingMixin:
             base = str(PurePosixPath(cur).parent)
             for imp in s["imports"]:
                 cand = self._import_file(imp, base)
-                if cand is None or cand in self.r.py or len(self.r.py) >= MAX_PYTHON_FILES:
+                if cand is None or cand in self.r.py:
+                    continue
+                if len(self.r.py) >= MAX_PYTHON_FILES:
+                    if cand not in self.over_budget:  # not read; `devices.py` still looks for worker launchers in it
+                        self.over_budget.append(cand)
                     continue
                 got = self._read_python(cand)
                 if got is not None and cand.endswith("__init__.py"):
                     queue.append((cand, got))
 
     def _import_file(self, imp: str, base: str) -> str | None:
-        """The workdir file an import names (module or package), looked up from the importer's directory,
-        the launch directory and the root."""
-        parts = imp.split(".")
+        """The workdir file an import names (module or package). An absolute one is looked up from the importer's
+        directory, the launch directory, the root of a `python -m` entry's package and the root; a relative one
+        (`..cfg.x`, as `pyast` records it) only from the importer's package less `level - 1` parents, as Python
+        resolves it (None when that climbs out of the workdir)."""
+        name = imp.lstrip(".")
+        level = len(imp) - len(name)
+        roots = None
+        if level:
+            parts = [p for p in PurePosixPath(base).parts if p != "."]
+            if level - 1 > len(parts):
+                return None
+            pkg = "/".join(parts[: len(parts) - (level - 1)])
+            if not name:  # `from . import config`: the package itself (`config` may be a name of its `__init__`)
+                init = f"{pkg}/__init__.py" if pkg else "__init__.py"
+                return init if self.wd.exists(init) else None
+            roots = (pkg,)
+        parts = name.split(".")
         for k in range(len(parts), 0, -1):
-            if found := self._module_file("/".join(parts[:k]), base):
+            if found := self._module_file("/".join(parts[:k]), base, roots):
                 return found
         return None
 
-    def _module_file(self, stem: str, base: str) -> str | None:
-        """`stem.py` or `stem/__init__.py`, from the importer's directory, the launch directory or the root."""
-        for root in (base, self.r.launch.base if self.r.launch else "", ""):
+    def _module_file(self, stem: str, base: str, roots: tuple[str, ...] | None = None) -> str | None:
+        """`stem.py` or `stem/__init__.py`, from the importer's directory, the launch directory, the `python -m`
+        package root or the root (from `roots` alone when given)."""
+        for root in roots if roots is not None else (base, self.r.launch.base if self.r.launch else "",
+                                                     self._module_root(), ""):
             for path in (f"{stem}.py", f"{stem}/__init__.py"):
                 cand = self.wd.rel(path, root)
                 if cand and self.wd.exists(cand):
                     return cand
         return None
+
+    def _module_root(self) -> str:
+        """Where `python -m a.b.train` finds package `a` (the entry's directory less one parent per dot:
+        `src` for `src/a/b/train.py`), so the entry's absolute imports of its own package resolve; '' else."""
+        L = self.r.launch
+        if not (L and L.module and L.script):
+            return ""
+        parts = list(PurePosixPath(L.script).parts)
+        if parts and parts[-1] == "__main__.py":
+            parts.pop()
+        up = L.module.count(".") + 1
+        return "/".join(parts[: len(parts) - up]) if len(parts) >= up else ""
 
     def _launcher_config(self, path: str) -> None:
         rel = self.wd.rel(path)

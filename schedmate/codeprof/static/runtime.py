@@ -364,6 +364,11 @@ class RuntimeMixin:
             if got is not None:
                 ppn, nodes, nprocs = got[0], got[1] or nodes, None
                 uses_gpu = True if uses_gpu is None else uses_gpu
+            elif ppn is L.settings.get("procs_per_node") and (w := self._gpu_worker_launcher()) is not None:
+                ppn, nprocs, uses_gpu = self._visible_devices(), None, True  # not one process: one per GPU
+                if ppn is None:
+                    r.notes.append(f"num_gpus: {w} starts one worker process per visible GPU; the count is "
+                                   "decided at run time")
             for rel, c in self._find_calls("update_parameters"):  # submitit: the script submits itself
                 kw = c["kwargs"]
                 gpn_src = kw.get("gpus_per_node") or kw.get("slurm_gpus_per_node")
