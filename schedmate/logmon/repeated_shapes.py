@@ -138,7 +138,10 @@ def template_of(text: str) -> tuple[str, tuple[float, ...]] | None:
     if "  " in template or not template.isprintable():  # printable: no whitespace but single ASCII spaces
         template = _WHITESPACE.sub(" ", template)
     template = template.strip()
-    return template, tuple(_field_value(f) for f in found)
+    try:
+        return template, tuple(map(float, found))  # plain numbers, nan, inf (as `_field_value` reads them)
+    except ValueError:  # a clock, a dotted or dotless capital i
+        return template, tuple(_field_value(f) for f in found)
 
 
 def parse(text: str) -> tuple[str, tuple[Field, ...], tuple[float, ...]] | None:
