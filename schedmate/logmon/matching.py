@@ -171,8 +171,13 @@ class RuleSet:
 
     def _remember(self, rule: Rule) -> None:
         mru = self._mru
-        if rule in mru:
-            mru.remove(rule)
+        for i, r in enumerate(mru):
+            if r is rule:  # found without the dataclass's field-by-field `==` on the rules before it
+                del mru[i]
+                break
+        else:
+            if rule in mru:  # an equal rule, another object
+                mru.remove(rule)
         mru.insert(0, rule)
         del mru[self._mru_size:]
         self._mru_ordered = sorted(mru, key=lambda r: self._order[id(r)])

@@ -41,6 +41,16 @@ CUMULATIVE_SPREAD = 2.0
 _FIELD = re.compile(
     r"(?<![\w.])(?:(?P<clock>\d{1,3}:\d\d:\d\d(?:[.,]\d+)?)|(?P<num>[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)"
     r"|(?P<word>nan|inf(?:inity)?)(?![A-Za-z]))", re.IGNORECASE)
+# `_FIELD` as one capturing group, for `split`: it starts with a character class (the regex engine then skips to
+# candidate characters at once instead of trying the lookbehind at every one), and the lookbehind checks the
+# character before that first one. Same matches as `_FIELD` (tests/logmon/test_fast_paths.py).
+_EXP = r"(?:[eE][-+]?\d+)?"
+_I = "iI\u0130\u0131"  # what `i` matches under IGNORECASE (dotted and dotless i too)
+_SPLIT = re.compile(
+    r"([-+.\dnN" + _I + r"](?<![\w.].)"
+    r"(?:(?<=\d)(?:\d{0,2}:\d\d:\d\d(?:[.,]\d+)?|\d*\.\d*" + _EXP + r"|\d*" + _EXP + r")"
+    r"|(?<=[-+])(?:\d+\.\d*|\.\d+|\d+)" + _EXP + r"|(?<=\.)\d+" + _EXP +
+    r"|(?<=[nN])(?i:an(?![a-z]))|(?<=[" + _I + r"])(?i:nf(?:inity)?(?![a-z]))))")
 _GLUED = re.compile(r"(?P<unit>[A-Za-z]+(?:/[A-Za-z]+)?|%)")
 _SPACED_UNIT = re.compile(r" (?P<unit>(?:s|ms|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?)(?:/[A-Za-z]+)?|"
                           r"(?:it|its|iters?|steps?|batch(?:es)?)/s(?:ec)?)(?![\w/])", re.IGNORECASE)
@@ -104,29 +114,34 @@ def _value(m: re.Match[str]) -> float:
 _WHITESPACE = re.compile(r"\s+")
 
 
-def _value_of(clock: str, num: str, word: str) -> float:
-    """`_value` from `_FIELD.findall`'s groups (an absent group is '')."""
-    if clock:
-        h, mi, s = clock.replace(",", ".").split(":")
-        return int(h) * 3600 + int(mi) * 60 + float(s)
-    if word:
-        return float("nan") if word.lower() == "nan" else float("inf")
-    return float(num)
+def _field_value(f: str) -> float:
+    """`_value` of one field matched by `_SPLIT`: a clock holds a colon, a word starts with n or i."""
+    if ":" in f:
+        h, mi, sec = f.replace(",", ".").split(":")
+        return int(h) * 3600 + int(mi) * 60 + float(sec)
+    if f[0] in "nN":
+        return float("nan")
+    if f[0] in _I:
+        return float("inf")
+    return float(f)
 
 
 def template_of(text: str) -> tuple[str, tuple[float, ...]] | None:
-    """`parse` without the fields, in three passes of compiled regexes: (template, values), or None. The fields
-    (keys, units) are needed only for a template seen the first time (`ShapeReader.offer`). Whitespace runs never
-    span a field, so collapsing them over the whole abstracted line gives `parse`'s per-segment template."""
-    text = text[:400]
-    found = _FIELD.findall(text)
+    """`parse` without the fields, in one pass of `_SPLIT`: (template, values), or None. The fields (keys, units)
+    are needed only for a template seen the first time (`ShapeReader.offer`). Whitespace runs never span a
+    field, so collapsing them over the whole abstracted line gives `parse`'s per-segment template."""
+    parts = _SPLIT.split(text[:400])
+    found = parts[1::2]
     if not found or len(found) > MAX_FIELDS:
         return None
-    template = _FIELD.sub("#", text)
+    template = "#".join(parts[0::2])
     if "  " in template or not template.isprintable():  # printable: no whitespace but single ASCII spaces
         template = _WHITESPACE.sub(" ", template)
     template = template.strip()
-    return template, tuple(float(n) if n and not c else _value_of(c, n, w) for c, n, w in found)
+    try:
+        return template, tuple(map(float, found))  # plain numbers, nan, inf (as `_field_value` reads them)
+    except ValueError:  # a clock, a dotted or dotless capital i
+        return template, tuple(_field_value(f) for f in found)
 
 
 def parse(text: str) -> tuple[str, tuple[Field, ...], tuple[float, ...]] | None:
