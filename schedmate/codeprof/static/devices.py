@@ -8,7 +8,7 @@ from typing import Any
 from schedmate.codeprof.launch import Setting, to_int
 from schedmate.codeprof.params import CODE_DEFAULT, COMMAND_LINE
 from schedmate.codeprof.pyast import analyze_python
-from schedmate.codeprof.static.gpu_workers import per_gpu_launches
+from schedmate.codeprof.static.gpu_workers import enclosing_headers, per_gpu_launches
 from schedmate.codeprof.static.torch_with_tf import trains_with_torch
 from schedmate.codeprof.static.visible_split import batch_split_over_visible_gpus
 
@@ -188,16 +188,7 @@ class DevicesMixin:
     def _enclosing_range(self, rel: str, line: int) -> Setting | None:
         """The count of the `for ... in range(<count>)` loop a line of the file sits in, when known."""
         lines = (self.wd.read_text(rel) or "").splitlines()
-        if not 0 < line <= len(lines):
-            return None
-        indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
-        for k in range(line - 2, max(-1, line - 40), -1):
-            text = lines[k]
-            if not text.strip() or text.lstrip().startswith("#"):
-                continue
-            own = len(text) - len(text.lstrip())
-            if own >= indent:
-                continue
+        for k, text in enclosing_headers(lines, line, line - 38)[:1]:  # within 40 lines
             m = re.match(r"\s*for\s+\w+\s+in\s+range\(\s*([\w.()]+)\s*\):", text)
             if not m:
                 return None  # the nearest enclosing block is not a counted loop

@@ -19,20 +19,28 @@ def _gpu_count(expr: str, counted: set[str]) -> bool:
     return bool(GPU_COUNT.search(expr)) or any(re.search(rf"\b{re.escape(n)}\b", expr) for n in counted)
 
 
-def _enclosing_ranges(lines: list[str], line: int, start: int) -> list[str]:
-    """The counts of the `for ... in range(<count>)` blocks a line sits in, up to its function's `def` line."""
+def enclosing_headers(lines: list[str], line: int, stop: int) -> list[tuple[int, str]]:
+    """(index, text) of the block headers a line (1-based) sits in, innermost first, looking no further back than
+    line `stop` (1-based): each non-blank, non-comment line indented less than everything below it so far."""
     if not 0 < line <= len(lines):
         return []
     indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
     out = []
-    for k in range(line - 2, max(start - 2, -1), -1):
+    for k in range(line - 2, max(stop - 2, -1), -1):
         text = lines[k]
         if not text.strip() or text.lstrip().startswith("#"):
             continue
         own = len(text) - len(text.lstrip())
-        if own >= indent:
-            continue
-        indent = own
+        if own < indent:
+            indent = own
+            out.append((k, text))
+    return out
+
+
+def _enclosing_ranges(lines: list[str], line: int, start: int) -> list[str]:
+    """The counts of the `for ... in range(<count>)` blocks a line sits in, up to its function's `def` line."""
+    out = []
+    for _, text in enclosing_headers(lines, line, start):
         if m := _FOR_RANGE.match(text):
             out.append(m.group(1))
     return out
