@@ -294,6 +294,8 @@ def normalize_line(raw: str, lineno: int) -> LogLine:
     raw = raw.removeprefix("> ")  # a log pasted as a markdown quote (an issue, a chat): the line is what follows the mark
     if raw[:1] == "`" and raw.endswith("`") and raw.count("`") == 2 and len(raw) > 2:
         raw = raw[1:-1]  # a line pasted as markdown inline code: `Killed`
+    elif raw[:2] in ("**", "__") and raw.endswith(raw[:2]) and len(raw) > 4:
+        raw = raw[2:-2]  # a line pasted in markdown bold: **RuntimeError: CUDA error: ...**
     if "\x1b" in raw:
         raw = _ANSI.sub("", raw)
     if not raw.isprintable():

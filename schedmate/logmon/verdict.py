@@ -25,6 +25,7 @@ from schedmate.logmon.failures import FailureTracker
 from schedmate.logmon.infra import INFRA_RULES
 from schedmate.logmon.launch_errors import LAUNCH_ERROR_RULES
 from schedmate.logmon.research_prints import SHELL_SIGNAL_RULES
+from schedmate.logmon.resource_errors import RESOURCE_ERROR_RULES
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.stated_failures import STATED_FAILURE_RULES
 from schedmate.logmon.tables import nonfinite_loss
@@ -40,6 +41,7 @@ EARLY_ERROR_RULES: list[Rule] = [
     *SHELL_SIGNAL_RULES,  # the shell reporting its child killed by a signal (`research_prints`)
     *COMM_ERROR_RULES,  # NCCL's error-return trace, worded as INFO (see `comm_errors`)
     *STATED_FAILURE_RULES,  # a failure in the job's own words, no exception behind it (see `stated_failures`)
+    *RESOURCE_ERROR_RULES,  # descriptors exhausted, cuDNN failing: exceptions that are not code errors
 ]
 
 GENERIC_CATEGORIES = ("other", "user_code")
