@@ -36,6 +36,7 @@ _TENSOR_NEW = {"zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor
 # bases a module class may have besides its own local classes: they hold no parameters themselves
 _NEUTRAL_BASE = re.compile(r"(^|\.)(Module|LightningModule|object|ABC|Generic|HyperparametersMixin|Sequential|"
                            r"ModuleList|ModuleDict)$")
+_FEATURE_GETTERS = {"IntermediateLayerGetter", "create_feature_extractor"}
 _CONTAINER_BASE = re.compile(r"(^|\.)(Sequential|ModuleList|ModuleDict)$")
 
 
@@ -164,6 +165,8 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
             x = args[0] if args else kwargs.get("data")
             if isinstance(x, Tensor):
                 return Mod("Parameter", x.numel)
+            if kwargs.get("requires_grad") is False:  # a frozen lookup table (a noise schedule): never trained
+                return Mod("Parameter", 0)
             raise GiveUp("nn.Parameter of an unknown tensor")
         return build_nn(last, [it.concrete(a) if not isinstance(a, Mod) else a for a in args],
                         {k: it.concrete(v) if not isinstance(v, Mod) else v for k, v in kwargs.items()})
@@ -194,6 +197,12 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         return [args[0]] * int(it.concrete(args[1]))
     if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log", "erf", "exp"}:
         return getattr(math, last)(*[it.concrete(a) for a in args])
+    if path == "copy.deepcopy" and len(args) == 1 and isinstance(args[0], Mod):  # a stack of copies of a block
+        from schedmate.codeprof.static.modelsize.clones import clone
+
+        return clone(args[0])
+    if last in _FEATURE_GETTERS and args and isinstance(args[0], Mod):  # torchvision's feature-map wrapper
+        return args[0]  # keeps the backbone's layers (its published size, classifier head included: a few percent)
     if _PARAM_FREE_EXT.search(last):
         return Mod(last)
     known_size = _well_known(it, parts, args, kwargs)
@@ -203,7 +212,7 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
     harmless = parts[0] in {"numpy", "math", "os", "functools", "itertools", "collections", "copy", "random",
                             "logging", "warnings", "queue", "threading", "multiprocessing", "time", "re", "json"} or (parts[0] == "torch" and "nn" not in parts[:-1]
                                                       and not last[:1].isupper()) \
-        or parts[:2] == ["torch", "optim"]  # an optimizer or LR schedule a module keeps holds no weights of its own
+        or parts[:2] in (["torch", "optim"], ["torch", "distributions"])  # an optimizer or LR schedule a module keeps holds no weights of its own
     return Unknown(f"{path}(...)", maybe_module=not harmless)
 
 

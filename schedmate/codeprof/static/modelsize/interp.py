@@ -230,6 +230,8 @@ class Interp:
             return list(v)
         if isinstance(v, range):
             return list(v)
+        if isinstance(v, Mod) and v.name in {"ModuleList", "Sequential"}:
+            return list(v.children)  # `for layer in self.decoder.layers:`
         v = self.concrete(v)
         if isinstance(v, (list, tuple, range)):
             return list(v)
@@ -330,6 +332,8 @@ class Interp:
             return self.global_(base.src, key)
         if isinstance(base, Ref):
             return Ref(f"{base.src}[{key!r}]")
+        if isinstance(base, Mod) and base.name in {"ModuleList", "Sequential"} and isinstance(key, int):
+            base = base.children  # `self.layers[-1]`: one of a container's layers
         try:
             return base[key]
         except (TypeError, KeyError, IndexError) as e:
@@ -363,22 +367,17 @@ class Interp:
     def call_node(self, node: ast.Call, env: dict[str, Any], src: Source) -> Any:
         if isinstance(node.func, ast.Name) and node.func.id == "super" and "__class__" in env:
             return SuperRef(env["__class__"], env.get("self"))
+        from schedmate.codeprof.static.modelsize.keywords import call_keywords, positional  # imports this module
+
         fn = self.eval(node.func, env, src)
         args: list[Any] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
                 args.extend(self.concrete_seq(self.eval(a.value, env, src)))
             else:
-                args.append(self.eval(a, env, src))
-        kwargs: dict[str, Any] = {}
-        for k in node.keywords:
-            if k.arg is None:
-                got = self.eval(k.value, env, src)
-                if not isinstance(got, dict):
-                    raise GiveUp("**kwargs of something unknown")
-                kwargs.update(got)
-            else:
-                kwargs[k.arg] = self.eval(k.value, env, src)
+                args.append(positional(self, a, env, src))  # a device the run picks: keywords.py
+
+        kwargs = call_keywords(self, node.keywords, env, src)  # flags and `**section` (keywords.py)
         return self.call(fn, args, kwargs, f"{src.rel}:{node.lineno}")
 
     def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], where: str) -> Any:
@@ -441,12 +440,9 @@ class Interp:
     def exec_stmt(self, st: ast.stmt, env: dict[str, Any], src: Source) -> None:
         self.steps += 1
         if isinstance(st, ast.Assign):
-            if isinstance(st.value, ast.DictComp):  # a plain dict (of weights to load) holds no registered module
-                v: Any = Unknown("a dict comprehension")
-            else:
-                v = self.eval(st.value, env, src)
-            for t in st.targets:
-                self.bind(t, v, env, src)
+            from schedmate.codeprof.static.modelsize.inert import assign  # imports this module
+
+            assign(self, st, env, src)  # values that cannot change the count do not stop it (inert.py)
         elif isinstance(st, ast.AnnAssign):
             if st.value is not None:
                 self.bind(st.target, self.eval(st.value, env, src), env, src)

@@ -1,0 +1,69 @@
+"""Keyword arguments of a call in the module-size interpreter (interp.py), read so that values which cannot
+change a parameter count do not stop the count.
+
+    call_keywords(it, node.keywords, env, src) -> {name: value}
+
+- A flag that never shapes a weight (`pretrained=is_main_process()`, `verbose=`, `device=`, `dtype=`) whose
+  value the interpreter cannot follow becomes an opaque value instead of giving up: a callee that then needs
+  it (to pick a width) still gives up there, so the count is never guessed.
+- `**section` of a dict the entry script reads from its config (`WaveGlow(**waveglow_config)`,
+  `Net(**cfg["model"])`) expands the section the analyzer's resolver knows; a section it does not know still
+  gives up (a width could be in it).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Any
+
+from schedmate.codeprof.static.modelsize.layers import GiveUp
+from schedmate.codeprof.static.modelsize.values import Ref, Source, Unknown
+
+if TYPE_CHECKING:
+    from schedmate.codeprof.static.modelsize.interp import Interp
+
+# keyword names whose value decides where weights live or whether they are loaded, never how many there are
+NON_SHAPING = re.compile(r"^(pretrained(_backbone)?|progress|verbose|quiet|debug|device|device_ids?|dtype|"
+                         r"map_location|use_checkpoint|(grad(ient)?_)?checkpoint(ing)?|is_main|rank|local_rank|"
+                         r"world_size|distributed|log(ger|ging)?|print_freq)$")
+
+
+def call_keywords(it: Interp, keywords: list[ast.keyword], env: dict[str, Any], src: Source) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    for k in keywords:
+        if k.arg is None:
+            kwargs.update(expand_section(it, it.eval(k.value, env, src)))
+        elif NON_SHAPING.match(k.arg):
+            try:
+                kwargs[k.arg] = it.eval(k.value, env, src)
+            except GiveUp as e:  # `pretrained=is_main_process()`: a distributed query, no width
+                kwargs[k.arg] = Unknown(f"{k.arg}= flag ({e})")
+        else:
+            kwargs[k.arg] = it.eval(k.value, env, src)
+    return kwargs
+
+
+def positional(it: Interp, node: ast.expr, env: dict[str, Any], src: Source) -> Any:
+    """A positional argument; one named like a flag (`get_model(args, device, ...)`, `args.device`) or a
+    `torch.device(...)` that the interpreter cannot follow is passed as an opaque value."""
+    try:
+        return it.eval(node, env, src)
+    except GiveUp as e:
+        text = ast.unparse(node.func if isinstance(node, ast.Call) else node)
+        if NON_SHAPING.match(text.rsplit(".", 1)[-1]) and (isinstance(node, (ast.Name, ast.Attribute))
+                                                           or text in {"torch.device", "device"}):
+            return Unknown(f"{text}: a flag ({e})")
+        raise
+
+
+def expand_section(it: Interp, got: Any) -> dict[str, Any]:
+    """The keyword arguments a `**value` spreads: a dict the interpreter built, or a config section the
+    resolver knows (a dict with string keys); anything else gives up."""
+    if isinstance(got, dict):
+        return got
+    if isinstance(got, Ref):
+        section = it.concrete(got)  # gives up when the resolver does not know it
+        if isinstance(section, dict) and all(isinstance(key, str) for key in section):
+            return dict(section)
+    raise GiveUp("**kwargs of something unknown")
