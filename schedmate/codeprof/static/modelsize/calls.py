@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedmate.codeprof import known
 from schedmate.codeprof.static.modelsize import flax_modules as flax
-from schedmate.codeprof.static.modelsize import pyfuncs, tf_graph
+from schedmate.codeprof.static.modelsize import pyfuncs, shapes, tf_graph
 from schedmate.codeprof.static.modelsize.interp import (
     _PARAM_FREE_EXT,
     _SAME_MODULE,
@@ -73,6 +73,8 @@ def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], whe
                     sup.obj.children.extend(build_nn(m.group(2), args, kwargs).children)
                     return None
         return None  # nn.Module.__init__ and the like
+    if isinstance(fn, tuple) and fn and fn[0] == "tensor":  # `x.transpose(1, 2)` of a shaped tensor
+        return shapes.method(it, fn[1], fn[2], args, kwargs)
     if isinstance(fn, tuple) and fn and fn[0] == "method":
         return method(it, fn[1], fn[2], args, kwargs)
     if isinstance(fn, Ext):
@@ -164,7 +166,7 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         if last == "Parameter":
             x = args[0] if args else kwargs.get("data")
             if isinstance(x, Tensor):
-                return Mod("Parameter", x.numel)
+                return shapes.parameter(x)  # keeps its shape for the constructor's queries (shapes.py)
             if kwargs.get("requires_grad") is False:  # a frozen lookup table (a noise schedule): never trained
                 return Mod("Parameter", 0)
             raise GiveUp("nn.Parameter of an unknown tensor")
@@ -185,7 +187,7 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
             shape = list(shape[0])
         if not all(isinstance(s, int) and s > 0 for s in shape):
             raise GiveUp("tensor of unknown shape")
-        return Tensor(math.prod(shape))
+        return Tensor(math.prod(shape), tuple(shape))
     if parts[0] in {"gym", "gymnasium"} and last == "make" and args:  # sizes from `env.observation_space.shape`
         return env_spaces(it.concrete(args[0]))
     if parts[0] in {"numpy", "math"} and last in {"prod", "product"}:
@@ -195,8 +197,10 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         return pyfuncs.Steps(float(lo + (hi - lo) * i / (n - 1)) if n > 1 else float(lo) for i in range(int(n)))
     if parts == ["itertools", "repeat"] and len(args) == 2 and not kwargs:  # `tuple(repeat(x, 2))`: timm's to_2tuple
         return [args[0]] * int(it.concrete(args[1]))
-    if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log", "erf", "exp"}:
+    if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log", "erf", "exp", "pow"}:
         return getattr(math, last)(*[it.concrete(a) for a in args])
+    if (parts[0] == "torch" or last.endswith("_")) and (got := shapes.external(it, last, args, kwargs)) is not None:
+        return got  # `torch.cat`, `F.interpolate` of shaped tensors, an in-place initialiser
     if path == "copy.deepcopy" and len(args) == 1 and isinstance(args[0], Mod):  # a stack of copies of a block
         from schedmate.codeprof.static.modelsize.clones import clone
 

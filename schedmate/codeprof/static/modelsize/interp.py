@@ -14,7 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.inert import assign
 from schedmate.codeprof.static.modelsize.keras_graph import star_external
+from schedmate.codeprof.static.modelsize.keywords import call_keywords, positional
+from schedmate.codeprof.static.modelsize import shapes
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
@@ -254,6 +257,8 @@ class Interp:
         return out
 
     def attr(self, base: Any, name: str) -> Any:
+        if (got := shapes.attr(base, name)) is not None:  # `self.pos_embed.shape`, `x.size(1)` (shapes.py)
+            return got
         if isinstance(base, Mod):
             if name in base.attrs:
                 return base.attrs[name]
@@ -317,6 +322,8 @@ class Interp:
         return False
 
     def subscript(self, base: Any, sl: ast.expr, env: dict[str, Any], src: Source) -> Any:
+        if shapes.shape_of(base) is not None:  # `pos[:, 1:, :]`
+            return shapes.index(self, base, sl, env, src)
         if isinstance(sl, ast.Slice):
             bounds = [self.concrete(self.eval(x, env, src)) if x is not None else None
                       for x in (sl.lower, sl.upper, sl.step)]
@@ -367,8 +374,6 @@ class Interp:
     def call_node(self, node: ast.Call, env: dict[str, Any], src: Source) -> Any:
         if isinstance(node.func, ast.Name) and node.func.id == "super" and "__class__" in env:
             return SuperRef(env["__class__"], env.get("self"))
-        from schedmate.codeprof.static.modelsize.keywords import call_keywords, positional  # imports this module
-
         fn = self.eval(node.func, env, src)
         args: list[Any] = []
         for a in node.args:
@@ -440,8 +445,6 @@ class Interp:
     def exec_stmt(self, st: ast.stmt, env: dict[str, Any], src: Source) -> None:
         self.steps += 1
         if isinstance(st, ast.Assign):
-            from schedmate.codeprof.static.modelsize.inert import assign  # imports this module
-
             assign(self, st, env, src)  # values that cannot change the count do not stop it (inert.py)
         elif isinstance(st, ast.AnnAssign):
             if st.value is not None:
@@ -489,7 +492,7 @@ class Interp:
             for a in st.names:  # `from ..data import datasets` inside a builder: bound like a module-level import
                 if a.name != "*":
                     env[a.asname or a.name] = self.global_(target, a.name)
-        elif isinstance(st, (ast.Pass, ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
+        elif isinstance(st, (ast.Pass, ast.Assert, ast.ImportFrom, ast.Global, ast.Nonlocal)):
             return
         else:
             from schedmate.codeprof.static.modelsize.pyfuncs import block_stmt  # imports this module

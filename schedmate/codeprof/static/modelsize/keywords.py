@@ -29,6 +29,10 @@ NON_SHAPING = re.compile(r"^(pretrained(_backbone)?|progress|verbose|quiet|debug
                          r"world_size|distributed|log(ger|ging)?|print_freq)$")
 
 
+# a data loader or data set handed to a builder (for statistics it may read): never a module
+_DATA = re.compile(r"^(?!sets?$)((train|val|test)_?)?(data_?)?(loaders?|sets?)$|^(data_?)?loaders?(_train|_val)?$|^datasets?$")
+
+
 def call_keywords(it: Interp, keywords: list[ast.keyword], env: dict[str, Any], src: Source) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     for k in keywords:
@@ -54,6 +58,11 @@ def positional(it: Interp, node: ast.expr, env: dict[str, Any], src: Source) -> 
         if NON_SHAPING.match(text.rsplit(".", 1)[-1]) and (isinstance(node, (ast.Name, ast.Attribute))
                                                            or text in {"torch.device", "device"}):
             return Unknown(f"{text}: a flag ({e})")
+        root = node
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if isinstance(root, ast.Name) and _DATA.match(root.id):  # `dataloaders["train"]`: batches, not layers
+            return Unknown(f"{text}: the job's data ({e})")
         raise
 
 

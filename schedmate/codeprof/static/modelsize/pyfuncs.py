@@ -121,5 +121,13 @@ def block_stmt(it: Interp, st: Any, env: dict[str, Any], src: Any) -> None:
         it.exec_body(st.body, env, src)
     elif isinstance(st, ast.Try):
         it.exec_body([*st.body, *st.orelse, *st.finalbody], env, src)
+    elif isinstance(st, ast.Import):  # `import math` inside a method: bound as at module level
+        from schedmate.codeprof.static.modelsize.values import Ext, ModuleRef
+
+        for a in st.names:
+            name = a.asname or a.name.split(".")[0]
+            path = a.name if a.asname else name
+            target = it._module_file(path, src)
+            env[name] = ModuleRef(target) if target is not None else Ext(path)
     else:
         raise GiveUp(f"{type(st).__name__} statement at {src.rel}:{st.lineno}")

@@ -50,6 +50,7 @@ class Unknown:
 @dataclass
 class Tensor:
     numel: int
+    shape: tuple[int, ...] | None = None  # when the constructor built it from known sizes (shapes.py)
 
 
 @dataclass
