@@ -10,6 +10,7 @@ whole count. Here:
   tensor methods, builtins and local functions of that same kind is bound as an opaque, non-module value
   instead: it holds no parameter, and any later use that needs it as a number (a width, a condition) still
   gives up there, so no count is guessed;
+- a frozen table (`nn.Parameter(schedule, requires_grad=False)`) is such a value: never trained, not counted;
 - `layer.weight = nn.Parameter(...)` / `layer.bias = ...` on a built-in torch layer already counted
   re-initialises a parameter the count already holds (`self.offsets.bias = nn.Parameter(grid.view(-1))`).
 """
@@ -99,7 +100,7 @@ def inert(it: Interp, node: ast.expr, env: dict[str, Any], src: Source, depth: i
     for n in ast.walk(node):
         if isinstance(n, (ast.Lambda, ast.DictComp, ast.SetComp)):
             continue
-        if isinstance(n, ast.Call) and not _numeric_call(it, n.func, env, src, depth):
+        if isinstance(n, ast.Call) and not _frozen_parameter(n) and not _numeric_call(it, n.func, env, src, depth):
             return False
     return True
 
@@ -130,6 +131,13 @@ def _numeric_call(it: Interp, func: ast.expr, env: dict[str, Any], src: Source, 
         return (isinstance(base, Tensor) or (isinstance(base, Unknown) and not base.maybe_module)) \
             and func.attr[:1].islower()
     return False
+
+
+def _frozen_parameter(call: ast.Call) -> bool:
+    """`nn.Parameter(table, requires_grad=False)`: a lookup table the optimiser never updates, not a trained weight."""
+    return ast.unparse(call.func).split(".")[-1] == "Parameter" and any(
+        k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in call.keywords)
 
 
 def _dotted(node: ast.expr) -> bool:

@@ -14,10 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from schedmate.codeprof.static.modelsize import shapes
 from schedmate.codeprof.static.modelsize.inert import assign
 from schedmate.codeprof.static.modelsize.keras_graph import star_external
 from schedmate.codeprof.static.modelsize.keywords import call_keywords, positional
-from schedmate.codeprof.static.modelsize import shapes
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
@@ -429,7 +429,7 @@ class Interp:
         """A call for its effect that cannot add modules: a method of the module being built whose body sets no
         `self.<attr>` and calls no `add_module`/`append`/`register_*` (weight initialisation, logging)."""
         f = call.func
-        if isinstance(f, ast.Attribute) and f.attr == "load_state_dict":  # loading weights adds no parameter
+        if isinstance(f, ast.Attribute) and f.attr in {"load_state_dict", "register_buffer"}:  # no parameter added
             return True
         if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
             return False

@@ -6,9 +6,8 @@ change a parameter count do not stop the count.
 - A flag that never shapes a weight (`pretrained=is_main_process()`, `verbose=`, `device=`, `dtype=`) whose
   value the interpreter cannot follow becomes an opaque value instead of giving up: a callee that then needs
   it (to pick a width) still gives up there, so the count is never guessed.
-- `**section` of a dict the entry script reads from its config (`WaveGlow(**waveglow_config)`,
-  `Net(**cfg["model"])`) expands the section the analyzer's resolver knows; a section it does not know still
-  gives up (a width could be in it).
+- a positional argument named like such a flag (`get_model(args, device, ...)`) or like the job's data
+  (`dataloaders["train"]`) is passed the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from schedmate.codeprof.static.modelsize.layers import GiveUp
-from schedmate.codeprof.static.modelsize.values import Ref, Source, Unknown
+from schedmate.codeprof.static.modelsize.values import Source, Unknown
 
 if TYPE_CHECKING:
     from schedmate.codeprof.static.modelsize.interp import Interp
@@ -67,12 +66,8 @@ def positional(it: Interp, node: ast.expr, env: dict[str, Any], src: Source) -> 
 
 
 def expand_section(it: Interp, got: Any) -> dict[str, Any]:
-    """The keyword arguments a `**value` spreads: a dict the interpreter built, or a config section the
-    resolver knows (a dict with string keys); anything else gives up."""
+    """The keyword arguments a `**value` spreads: only a dict the interpreter built (a config section the resolver
+    reads as scalars is not a dict here, so it gives up)."""
     if isinstance(got, dict):
         return got
-    if isinstance(got, Ref):
-        section = it.concrete(got)  # gives up when the resolver does not know it
-        if isinstance(section, dict) and all(isinstance(key, str) for key in section):
-            return dict(section)
     raise GiveUp("**kwargs of something unknown")
