@@ -222,3 +222,37 @@ def test_settings_a_tuple_builder_writes_after_the_model_do_not_hide_the_model(t
     """})
     # inp 8*16 + 16 = 144, out 16 + 1 = 17
     assert _params(tmp_path, "python main.py") == 161
+
+
+def test_layers_registered_with_setattr_under_f_string_names_are_all_counted(tmp_path: Path) -> None:
+    _write(tmp_path, {"field.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class Encoding(nn.Module):
+            def __init__(self, freqs):
+                super().__init__()
+                self.bands = 2 ** torch.linspace(0, freqs - 1, freqs)
+
+
+        class Field(nn.Module):
+            def __init__(self, depth=3, width=32, inputs=6):
+                super().__init__()
+                self.enc = Encoding(4)
+                for i in range(depth):
+                    layer = nn.Linear(inputs if i == 0 else width, width)
+                    setattr(self, f"block_{i + 1:02d}", nn.Sequential(layer, nn.ReLU(True)))
+                self.out = nn.Linear(width, 4)
+    """, "train.py": """
+        import argparse
+
+        from field import Field
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--epochs", type=int, default=3)
+        args = parser.parse_args()
+        model = Field()
+    """})
+    # 6*32 + 32 = 224, two 32x32 layers 2 * 1056 = 2112, out 32*4 + 4 = 132; the bands are a buffer
+    assert _params(tmp_path, "python train.py") == 224 + 2112 + 132

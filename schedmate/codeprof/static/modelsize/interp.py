@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from schedmate.codeprof.static.modelsize import shapes
+from schedmate.codeprof.static.modelsize import pyfuncs, shapes
 from schedmate.codeprof.static.modelsize.inert import assign
 from schedmate.codeprof.static.modelsize.keras_graph import star_external
 from schedmate.codeprof.static.modelsize.keywords import call_keywords, positional
@@ -224,7 +224,7 @@ class Interp:
             return self.comprehension(node, env, src)
         if isinstance(node, ast.Lambda):
             return Unknown("a lambda")
-        return Unknown(f"{type(node).__name__} expression")
+        return pyfuncs.other_expression(self, node, env, src)  # f-strings; anything else is opaque
 
     def concrete_seq(self, v: Any) -> list[Any]:
         if isinstance(v, (list, tuple)):
