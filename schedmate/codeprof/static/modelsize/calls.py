@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedmate.codeprof import known
 from schedmate.codeprof.static.modelsize import flax_modules as flax
-from schedmate.codeprof.static.modelsize import pyfuncs, tf_graph
+from schedmate.codeprof.static.modelsize import pyfuncs, shapes, tf_graph
 from schedmate.codeprof.static.modelsize.interp import (
     _PARAM_FREE_EXT,
     _SAME_MODULE,
@@ -36,6 +36,7 @@ _TENSOR_NEW = {"zeros", "ones", "randn", "rand", "empty", "Tensor", "FloatTensor
 # bases a module class may have besides its own local classes: they hold no parameters themselves
 _NEUTRAL_BASE = re.compile(r"(^|\.)(Module|LightningModule|object|ABC|Generic|HyperparametersMixin|Sequential|"
                            r"ModuleList|ModuleDict)$")
+_FEATURE_GETTERS = {"IntermediateLayerGetter", "create_feature_extractor"}
 _CONTAINER_BASE = re.compile(r"(^|\.)(Sequential|ModuleList|ModuleDict)$")
 
 
@@ -72,6 +73,8 @@ def call_value(it: Interp, fn: Any, args: list[Any], kwargs: dict[str, Any], whe
                     sup.obj.children.extend(build_nn(m.group(2), args, kwargs).children)
                     return None
         return None  # nn.Module.__init__ and the like
+    if isinstance(fn, tuple) and fn and fn[0] == "tensor":  # `x.transpose(1, 2)` of a shaped tensor
+        return shapes.method(it, fn[1], fn[2], args, kwargs)
     if isinstance(fn, tuple) and fn and fn[0] == "method":
         return method(it, fn[1], fn[2], args, kwargs)
     if isinstance(fn, Ext):
@@ -163,7 +166,9 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         if last == "Parameter":
             x = args[0] if args else kwargs.get("data")
             if isinstance(x, Tensor):
-                return Mod("Parameter", x.numel)
+                return shapes.parameter(x)  # keeps its shape for the constructor's queries (shapes.py)
+            if kwargs.get("requires_grad") is False:  # a frozen lookup table (a noise schedule): never trained
+                return Mod("Parameter", 0)
             raise GiveUp("nn.Parameter of an unknown tensor")
         return build_nn(last, [it.concrete(a) if not isinstance(a, Mod) else a for a in args],
                         {k: it.concrete(v) if not isinstance(v, Mod) else v for k, v in kwargs.items()})
@@ -182,7 +187,7 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
             shape = list(shape[0])
         if not all(isinstance(s, int) and s > 0 for s in shape):
             raise GiveUp("tensor of unknown shape")
-        return Tensor(math.prod(shape))
+        return Tensor(math.prod(shape), tuple(shape))
     if parts[0] in {"gym", "gymnasium"} and last == "make" and args:  # sizes from `env.observation_space.shape`
         return env_spaces(it.concrete(args[0]))
     if parts[0] in {"numpy", "math"} and last in {"prod", "product"}:
@@ -192,8 +197,16 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         return pyfuncs.Steps(float(lo + (hi - lo) * i / (n - 1)) if n > 1 else float(lo) for i in range(int(n)))
     if parts == ["itertools", "repeat"] and len(args) == 2 and not kwargs:  # `tuple(repeat(x, 2))`: timm's to_2tuple
         return [args[0]] * int(it.concrete(args[1]))
-    if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log", "erf", "exp"}:
+    if parts[0] == "math" and last in {"ceil", "floor", "sqrt", "log2", "log", "erf", "exp", "pow"}:
         return getattr(math, last)(*[it.concrete(a) for a in args])
+    if (parts[0] == "torch" or last.endswith("_")) and (got := shapes.external(it, last, args, kwargs)) is not None:
+        return got  # `torch.cat`, `F.interpolate` of shaped tensors, an in-place initialiser
+    if path == "copy.deepcopy" and len(args) == 1 and isinstance(args[0], Mod):  # a stack of copies of a block
+        from schedmate.codeprof.static.modelsize.clones import clone
+
+        return clone(args[0])
+    if last in _FEATURE_GETTERS and args and isinstance(args[0], Mod):  # torchvision's feature-map wrapper
+        return args[0]  # keeps the backbone's layers (its published size, classifier head included: a few percent)
     if _PARAM_FREE_EXT.search(last):
         return Mod(last)
     known_size = _well_known(it, parts, args, kwargs)
@@ -203,7 +216,7 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
     harmless = parts[0] in {"numpy", "math", "os", "functools", "itertools", "collections", "copy", "random",
                             "logging", "warnings", "queue", "threading", "multiprocessing", "time", "re", "json"} or (parts[0] == "torch" and "nn" not in parts[:-1]
                                                       and not last[:1].isupper()) \
-        or parts[:2] == ["torch", "optim"]  # an optimizer or LR schedule a module keeps holds no weights of its own
+        or parts[:2] in (["torch", "optim"], ["torch", "distributions"])  # an optimizer or LR schedule a module keeps holds no weights of its own
     return Unknown(f"{path}(...)", maybe_module=not harmless)
 
 
@@ -255,6 +268,11 @@ def builtin(it: Interp, name: str, args: list[Any], kwargs: dict[str, Any]) -> A
             raise GiveUp(f"map(): {e}") from e
     if name == "isinstance":
         return pyfuncs.is_instance(it, args)
+    if name == "setattr" and len(args) == 3 and isinstance(args[0], Mod) and not kwargs:
+        if isinstance(args[2], Unknown) and args[2].maybe_module:  # `setattr(self, f"layer{i}", build(...))`
+            raise GiveUp(f"setattr of a value that cannot be followed ({args[2].why})")
+        args[0].attrs[str(it.concrete(args[1]))] = args[2]  # registered like `self.<name> = value`
+        return None
     if name in {"hasattr", "setattr", "map", "super"}:
         return Unknown(f"builtin {name}")
     vals = [it.concrete(a) for a in args]

@@ -14,7 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from schedmate.codeprof.static.modelsize import pyfuncs, shapes
+from schedmate.codeprof.static.modelsize.inert import assign
 from schedmate.codeprof.static.modelsize.keras_graph import star_external
+from schedmate.codeprof.static.modelsize.keywords import call_keywords, positional
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import (
     _BINOPS,
@@ -221,7 +224,7 @@ class Interp:
             return self.comprehension(node, env, src)
         if isinstance(node, ast.Lambda):
             return Unknown("a lambda")
-        return Unknown(f"{type(node).__name__} expression")
+        return pyfuncs.other_expression(self, node, env, src)  # f-strings; anything else is opaque
 
     def concrete_seq(self, v: Any) -> list[Any]:
         if isinstance(v, (list, tuple)):
@@ -230,6 +233,8 @@ class Interp:
             return list(v)
         if isinstance(v, range):
             return list(v)
+        if isinstance(v, Mod) and v.name in {"ModuleList", "Sequential"}:
+            return list(v.children)  # `for layer in self.decoder.layers:`
         v = self.concrete(v)
         if isinstance(v, (list, tuple, range)):
             return list(v)
@@ -252,6 +257,8 @@ class Interp:
         return out
 
     def attr(self, base: Any, name: str) -> Any:
+        if (got := shapes.attr(base, name)) is not None:  # `self.pos_embed.shape`, `x.size(1)` (shapes.py)
+            return got
         if isinstance(base, Mod):
             if name in base.attrs:
                 return base.attrs[name]
@@ -315,6 +322,8 @@ class Interp:
         return False
 
     def subscript(self, base: Any, sl: ast.expr, env: dict[str, Any], src: Source) -> Any:
+        if shapes.shape_of(base) is not None:  # `pos[:, 1:, :]`
+            return shapes.index(self, base, sl, env, src)
         if isinstance(sl, ast.Slice):
             bounds = [self.concrete(self.eval(x, env, src)) if x is not None else None
                       for x in (sl.lower, sl.upper, sl.step)]
@@ -330,6 +339,8 @@ class Interp:
             return self.global_(base.src, key)
         if isinstance(base, Ref):
             return Ref(f"{base.src}[{key!r}]")
+        if isinstance(base, Mod) and base.name in {"ModuleList", "Sequential"} and isinstance(key, int):
+            base = base.children  # `self.layers[-1]`: one of a container's layers
         try:
             return base[key]
         except (TypeError, KeyError, IndexError) as e:
@@ -369,16 +380,9 @@ class Interp:
             if isinstance(a, ast.Starred):
                 args.extend(self.concrete_seq(self.eval(a.value, env, src)))
             else:
-                args.append(self.eval(a, env, src))
-        kwargs: dict[str, Any] = {}
-        for k in node.keywords:
-            if k.arg is None:
-                got = self.eval(k.value, env, src)
-                if not isinstance(got, dict):
-                    raise GiveUp("**kwargs of something unknown")
-                kwargs.update(got)
-            else:
-                kwargs[k.arg] = self.eval(k.value, env, src)
+                args.append(positional(self, a, env, src))  # a device the run picks: keywords.py
+
+        kwargs = call_keywords(self, node.keywords, env, src)  # flags and `**section` (keywords.py)
         return self.call(fn, args, kwargs, f"{src.rel}:{node.lineno}")
 
     def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], where: str) -> Any:
@@ -425,7 +429,7 @@ class Interp:
         """A call for its effect that cannot add modules: a method of the module being built whose body sets no
         `self.<attr>` and calls no `add_module`/`append`/`register_*` (weight initialisation, logging)."""
         f = call.func
-        if isinstance(f, ast.Attribute) and f.attr == "load_state_dict":  # loading weights adds no parameter
+        if isinstance(f, ast.Attribute) and f.attr in {"load_state_dict", "register_buffer"}:  # no parameter added
             return True
         if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
             return False
@@ -441,12 +445,7 @@ class Interp:
     def exec_stmt(self, st: ast.stmt, env: dict[str, Any], src: Source) -> None:
         self.steps += 1
         if isinstance(st, ast.Assign):
-            if isinstance(st.value, ast.DictComp):  # a plain dict (of weights to load) holds no registered module
-                v: Any = Unknown("a dict comprehension")
-            else:
-                v = self.eval(st.value, env, src)
-            for t in st.targets:
-                self.bind(t, v, env, src)
+            assign(self, st, env, src)  # values that cannot change the count do not stop it (inert.py)
         elif isinstance(st, ast.AnnAssign):
             if st.value is not None:
                 self.bind(st.target, self.eval(st.value, env, src), env, src)
@@ -493,7 +492,7 @@ class Interp:
             for a in st.names:  # `from ..data import datasets` inside a builder: bound like a module-level import
                 if a.name != "*":
                     env[a.asname or a.name] = self.global_(target, a.name)
-        elif isinstance(st, (ast.Pass, ast.Assert, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
+        elif isinstance(st, (ast.Pass, ast.Assert, ast.ImportFrom, ast.Global, ast.Nonlocal)):
             return
         else:
             from schedmate.codeprof.static.modelsize.pyfuncs import block_stmt  # imports this module

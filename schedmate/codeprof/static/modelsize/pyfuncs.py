@@ -108,6 +108,24 @@ def str_method(it: Interp, base: str, name: str, args: list[Any], kwargs: dict[s
         raise GiveUp(f"str.{name}(): {e}") from e
 
 
+def other_expression(it: Any, node: Any, env: dict[str, Any], src: Any) -> Any:
+    """An f-string of known values (`f"layer_{i + 1}"`, a name for `setattr`); any other expression is opaque."""
+    import ast
+
+    if not isinstance(node, ast.JoinedStr):
+        return Unknown(f"{type(node).__name__} expression")
+    out = []
+    for v in node.values:
+        if isinstance(v, ast.Constant):
+            out.append(str(v.value))
+            continue
+        x = it.concrete(it.eval(v.value, env, src))  # type: ignore[union-attr]
+        x = repr(x) if v.conversion == ord("r") else str(x) if v.conversion == ord("s") else x  # type: ignore[union-attr]
+        spec = it.concrete(other_expression(it, v.format_spec, env, src)) if v.format_spec else ""  # type: ignore[union-attr]
+        out.append(format(x, spec))
+    return "".join(out)
+
+
 def block_stmt(it: Interp, st: Any, env: dict[str, Any], src: Any) -> None:
     """`with ctx as x:` runs its body (a context manager adds no layer; `x` is unknown); `try:` runs its body,
     then `else` and `finally`, as a run that raises nothing does (a body the interpreter cannot follow gives up,
@@ -121,5 +139,13 @@ def block_stmt(it: Interp, st: Any, env: dict[str, Any], src: Any) -> None:
         it.exec_body(st.body, env, src)
     elif isinstance(st, ast.Try):
         it.exec_body([*st.body, *st.orelse, *st.finalbody], env, src)
+    elif isinstance(st, ast.Import):  # `import math` inside a method: bound as at module level
+        from schedmate.codeprof.static.modelsize.values import Ext, ModuleRef
+
+        for a in st.names:
+            name = a.asname or a.name.split(".")[0]
+            path = a.name if a.asname else name
+            target = it._module_file(path, src)
+            env[name] = ModuleRef(target) if target is not None else Ext(path)
     else:
         raise GiveUp(f"{type(st).__name__} statement at {src.rel}:{st.lineno}")

@@ -96,6 +96,17 @@ def _skipped(it: Interp, env: dict[str, Any], src: Source, st: ast.stmt, others:
         return False
 
 
+def _touches_model(env: dict[str, Any], model_st: ast.Assign, st: ast.stmt) -> bool:
+    """Whether a statement after the model's assignment names the model, or a name bound to the same object, or
+    could end the way (`return`, `raise`): only those can change what the builder returns."""
+    target = model_st.targets[0]
+    model_names = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    built = [env[n] for n in model_names if n in env]
+    aliases = {k for k, v in env.items() if any(v is b for b in built)}
+    names = {n.id for n in ast.walk(st) if isinstance(n, ast.Name)}
+    return bool(names & (model_names | aliases)) or any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(st))
+
+
 class _NotThisShape(Exception):
     pass
 
@@ -106,8 +117,11 @@ def _follow(it: Interp, env: dict[str, Any], src: Source, path: list[tuple[list[
     (a statement that cannot be followed poisons the names it sets). False when the way cannot be settled: an
     `if` on it whose condition is unknown or false, a statement that changes an object's attribute or item, another
     assignment of the model (`if args.masks: model = Wrapper(model)`) not settled off the way."""
+    built = False
     for block, on_way, side in path:
         for st in block[:block.index(on_way)]:
+            if built and not _touches_model(env, model_st, st):
+                continue  # after the model, `weight_dict["loss_giou"] = args.giou_coef`: the loss's settings
             if any(isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store) for n in ast.walk(st)):
                 return False  # `args.x = ...`: the interpreter would not carry it to what reads it later
             if isinstance(st, (ast.Return, ast.Raise)):
@@ -120,6 +134,7 @@ def _follow(it: Interp, env: dict[str, Any], src: Source, path: list[tuple[list[
                     at_model()  # GiveUp goes to the caller: the model cannot be counted
                 except _NotThisShape:
                     return False
+                built = True
                 continue
             try:
                 it.exec_stmt(st, env, src)

@@ -19,6 +19,8 @@ _PARAM_FREE_EXT = re.compile(r"(Loss|Accuracy|Metric|F1Score|Precision|Recall|AU
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,  # `n & (n - 1) == 0`: a power of 2
+    ast.LShift: operator.lshift, ast.RShift: operator.rshift,
 }
 _CMPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
@@ -48,6 +50,7 @@ class Unknown:
 @dataclass
 class Tensor:
     numel: int
+    shape: tuple[int, ...] | None = None  # when the constructor built it from known sizes (shapes.py)
 
 
 @dataclass
