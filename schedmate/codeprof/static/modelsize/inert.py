@@ -18,7 +18,7 @@ whole count. Here:
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import (
@@ -31,8 +31,8 @@ from schedmate.codeprof.static.modelsize.values import (
     _registers_nothing,
 )
 
-if TYPE_CHECKING:
-    from schedmate.codeprof.static.modelsize.interp import Interp
+Interp = Any
+"""The interpreter (`interp.Interp`), not imported: interp imports this module at load time."""
 
 _NUMERIC_ROOTS = {"numpy", "math", "torch", "scipy"}
 _MAX_NESTING = 3

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from schedmate.codeprof.static.modelsize.layers import GiveUp
 from schedmate.codeprof.static.modelsize.values import Source, Unknown
 
-if TYPE_CHECKING:
-    from schedmate.codeprof.static.modelsize.interp import Interp
+Interp = Any
+"""The interpreter (`interp.Interp`), not imported: interp imports this module at load time."""
 
 # keyword names whose value decides where weights live or whether they are loaded, never how many there are
 NON_SHAPING = re.compile(r"^(pretrained(_backbone)?|progress|verbose|quiet|debug|device|device_ids?|dtype|"

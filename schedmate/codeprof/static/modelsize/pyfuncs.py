@@ -10,13 +10,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import ClassRef, Ext, Ref, Unknown
 
-if TYPE_CHECKING:
-    from schedmate.codeprof.static.modelsize.interp import Interp
+Interp = Any
+"""The interpreter (`interp.Interp`), not imported: interp imports this module at load time."""
 
 # the builtin types a settled isinstance may name, and what they are
 _TYPES: dict[str, type | tuple[type, ...]] = {"builtins.int": int, "builtins.float": float, "builtins.str": str,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import Source, Tensor, Unknown
 
-if TYPE_CHECKING:
-    from schedmate.codeprof.static.modelsize.interp import Interp
+Interp = Any
+"""The interpreter (`interp.Interp`), not imported: interp imports this module at load time."""
 
 _SAME = {"float", "double", "half", "clone", "detach", "contiguous", "cuda", "cpu", "to", "requires_grad_",
          "normal_", "uniform_", "zero_", "fill_", "mul_", "add_", "clamp_"}
