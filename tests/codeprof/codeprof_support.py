@@ -36,3 +36,11 @@ def file_readers(root: Path, known: dict[str, Any] | None = None) -> tuple[Any, 
         return (True, values[expr], [f"cli:{expr}"]) if expr in values else (False, None, [])
 
     return read, no_import, resolve
+
+
+def params_of(root: Path, command: str) -> Any:
+    """The static pass's `params` value for the job under `root` (None when it has no count)."""
+    from schedmate.codeprof.analyzer import analyze_code
+
+    fact = analyze_code(root, command, use_llm=False).facts.get("params")
+    return None if fact is None else fact.value

@@ -6,22 +6,10 @@ Fixtures are written for these tests; every expected count is worked out by hand
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from schedmate.codeprof.analyzer import analyze_code
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(textwrap.dedent(text))
-
-
-def _params(root: Path, command: str) -> object:
-    fact = analyze_code(root, command, use_llm=False).facts.get("params")
-    return None if fact is None else fact.value
-
+from tests.codeprof.codeprof_support import make_job as _write
+from tests.codeprof.codeprof_support import params_of as _params
 
 FLAG_NETS = """
     import torch
