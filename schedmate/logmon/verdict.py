@@ -23,6 +23,7 @@ from __future__ import annotations
 from schedmate.logmon.comm_errors import COMM_ERROR_RULES
 from schedmate.logmon.failures import FailureTracker
 from schedmate.logmon.infra import INFRA_RULES
+from schedmate.logmon.kernel_and_worker_errors import KERNEL_AND_WORKER_ERROR_RULES
 from schedmate.logmon.launch_errors import LAUNCH_ERROR_RULES
 from schedmate.logmon.research_prints import SHELL_SIGNAL_RULES
 from schedmate.logmon.resource_errors import RESOURCE_ERROR_RULES
@@ -42,6 +43,7 @@ EARLY_ERROR_RULES: list[Rule] = [
     *COMM_ERROR_RULES,  # NCCL's error-return trace, worded as INFO (see `comm_errors`)
     *STATED_FAILURE_RULES,  # a failure in the job's own words, no exception behind it (see `stated_failures`)
     *RESOURCE_ERROR_RULES,  # descriptors exhausted, cuDNN failing: exceptions that are not code errors
+    *KERNEL_AND_WORKER_ERROR_RULES,  # a loader worker's re-raised exception, a CUDA kernel's assertion
 ]
 
 GENERIC_CATEGORIES = ("other", "user_code")
