@@ -108,6 +108,10 @@ class FailureTracker:
                 c.tentative, c.source, c.confidence = tentative, source, confidence
                 if c.rank is None:
                     c.rank = rank
+            elif c.weak and weak and c.category == "other" and category != "other":
+                # a weak marker that says more (a wrapper naming where the exception came from) than the
+                # `Traceback` line that opened the block; a specific line after it still sets the category
+                c.category, c.cause, c.rule, c.text = category, cause, rule, text
             elif c.tentative and not tentative and not weak:
                 c.tentative = False
             return

@@ -13,6 +13,15 @@ generic `python-exception` rule of `rules.py` (which would call them code errors
   setup (driver, CUDA version, a GPU still held by another process) failed, not the job's code: `other`.
   Statuses that do name the caller's mistake (`CUDNN_STATUS_BAD_PARAM`, `CUDNN_STATUS_NOT_SUPPORTED`) stay code
   errors.
+- **A CUDA runtime error in its older wording.** Before PyTorch 1.5 (and in Torch7/Lua, Caffe and other C++
+  code) a failed CUDA call reads `cuda runtime error (30) : unknown error at .../THCStorage.c:113` or
+  `THCudaCheck FAIL file=... line=51 error=30 : unknown error`, not `CUDA error: unknown error`. The words after
+  the code are the same as in the newer form and mean the same: `unknown error` (30, 999) is the driver or the
+  GPU failing (`node`), `out of memory` (2) is device memory exhausted (`oom`).
+- **A checkpoint write cut short.** Torch7's `write error: wrote 39776036 blocks instead of 41251350`, PyTorch's
+  `PytorchStreamWriter failed writing file data/228: file write failed` and `[Errno 5] Input/output error` on a
+  write: the file system took fewer bytes than the job wrote (a full or failing disk), as `No space left on
+  device` says outright: `other`, not the code.
 """
 
 from __future__ import annotations
@@ -27,4 +36,15 @@ RESOURCE_ERROR_RULES: list[Rule] = [
          pattern=r"CUDNN_STATUS_(?:INTERNAL_ERROR|NOT_INITIALIZED|MAPPING_ERROR|ARCH_MISMATCH|LICENSE_ERROR)\b"
                  r"|[Cc]ould not create cudnn handle",
          cause="The cuDNN library failed (its setup, not the job's code): {line}"),
+    Rule(name="legacy-cuda-unknown-error", kind="error:node", needles=("unknown error",), ignore_case=True,
+         pattern=r"(?:cuda runtime error \((?:30|999)\) *:|\berror=(?:30|999) *:) *unknown error",
+         cause="The GPU or its driver failed (CUDA 'unknown error'): {line}"),
+    Rule(name="legacy-cuda-oom", kind="error:oom", needles=("out of memory",), ignore_case=True,
+         pattern=r"(?:cuda runtime error \(2\) *:|\bTHCudaCheck FAIL\b[^\n]*?\berror=2 *:) *out of memory",
+         cause="CUDA out of memory: {line}"),
+    Rule(name="short-write", kind="error:other",
+         needles=("blocks instead of", "failed writing file", "file write failed", "input/output error"),
+         pattern=r"\bwrote \d+ blocks instead of \d+|PytorchStreamWriter failed writing file|\bfile write failed\b"
+                 r"|\[Errno 5\] Input/output error",
+         cause="A write to the file system came up short (a full or failing disk): {line}"),
 ]

@@ -25,6 +25,7 @@ from schedmate.logmon.failures import FailureTracker
 from schedmate.logmon.infra import INFRA_RULES
 from schedmate.logmon.kernel_and_worker_errors import KERNEL_AND_WORKER_ERROR_RULES
 from schedmate.logmon.launch_errors import LAUNCH_ERROR_RULES
+from schedmate.logmon.rank_failures import RANK_FAILURE_RULES
 from schedmate.logmon.research_prints import SHELL_SIGNAL_RULES
 from schedmate.logmon.resource_errors import RESOURCE_ERROR_RULES
 from schedmate.logmon.rules import Rule
@@ -44,6 +45,7 @@ EARLY_ERROR_RULES: list[Rule] = [
     *STATED_FAILURE_RULES,  # a failure in the job's own words, no exception behind it (see `stated_failures`)
     *RESOURCE_ERROR_RULES,  # descriptors exhausted, cuDNN failing: exceptions that are not code errors
     *KERNEL_AND_WORKER_ERROR_RULES,  # a loader worker's re-raised exception, a CUDA kernel's assertion
+    *RANK_FAILURE_RULES,  # a DataParallel replica's exception, an MPI/Horovod launcher's summary
 ]
 
 GENERIC_CATEGORIES = ("other", "user_code")
