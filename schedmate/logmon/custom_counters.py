@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from schedmate.logmon.ingest import case_folds_as_lower
 from schedmate.logmon.rules import F, Rule
 
 _UNIT = r"(?:epoch|iter|iteration|step|batch)"
@@ -59,6 +60,10 @@ def time_column(text: str) -> dict[str, float]:
     """The time figure of a progress line in the shapes `tables.elapsed_figure` and `tables.rate_figures` leave
     (module docstring): a time over a named number of iterations as seconds per iteration (`s_it`), else the
     elapsed figure in seconds (`elapsed_s`); empty when there is none."""
+    if "|" not in text and case_folds_as_lower(text):  # each pattern needs `took`, `time`, `elapsed` or a pipe
+        low = text.lower()
+        if "time" not in low and "took" not in low and "elapsed" not in low:
+            return {}
     per_n = _PER_N.search(text)
     if per_n is not None:
         g = per_n.groups()

@@ -268,6 +268,16 @@ def unglue(ll: LogLine) -> list[LogLine]:
     return [replace(ll, text=ll.text[:m.end()]), replace(ll, text=ll.text[m.end():])]
 
 
+# the only characters outside ASCII that `re.IGNORECASE` matches to an ASCII letter, or that lower-case to one
+_ASCII_FOLDING = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+def case_folds_as_lower(text: str) -> bool:
+    """Whether a search for ASCII literals ignoring case finds one in `text` only where `text.lower()` has it:
+    an ASCII line, or one whose other characters (tqdm's blocks, CJK) fold to no ASCII letter."""
+    return text.isascii() or _ASCII_FOLDING.search(text) is None
+
+
 MAX_LINE_CHARS = 4096
 """Longer lines are cut (keeps every regex linear-time in practice, whatever the input)."""
 

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import re
 
+from schedmate.logmon.ingest import case_folds_as_lower
+
 # words at a word start: `Validation`, `Detecting objects`, `Class Images ... mAP50`, `Map` (datasets), not
 # `interval`, `latest` or `classifier`
 _SIDE_LABEL = re.compile(r"\b(?:val(?:id|\b|_)|eval|test|detect|comput|infer|predict|sampl|generat|decod|map\b|map\d"
                          r"|precision|recall|class(?!if)|load|download|fetch|prepar|tokeniz|filter|sanity|metric|score"
                          r"|cach(?:e|ing)\b)",
                          re.IGNORECASE)
+_SIDE_WORDS = ("val", "test", "detect", "comput", "infer", "predict", "sampl", "generat", "decod", "map",
+               "precision", "recall", "class", "load", "fetch", "prepar", "tokeniz", "filter", "sanity", "metric",
+               "score", "cach")
 _TRAIN_LABEL = re.compile(r"train|\bepoch|\bstep|\biter|\bfit\b|\bbatch", re.IGNORECASE)
 
 
@@ -52,6 +57,13 @@ def side_label(label: str | None) -> bool:
     """A counter described as evaluation, data preparation or metrics work (and not as training)."""
     if not label:
         return False
+    if case_folds_as_lower(label):
+        low = label.lower()
+        for w in _SIDE_WORDS:  # every branch of `_SIDE_LABEL` and `_STRONG_SIDE` has one: none, no match
+            if w in low:
+                break
+        else:
+            return False
     if _STRONG_SIDE.search(label) is not None:
         return True
     return _SIDE_LABEL.search(label) is not None and _TRAIN_LABEL.search(label) is None

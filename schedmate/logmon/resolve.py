@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from schedmate.logmon.failures import FailureTracker, shorten
-from schedmate.logmon.ingest import LogLine
+from schedmate.logmon.ingest import LogLine, case_folds_as_lower
 from schedmate.logmon.learn import build_rule, validate_rule
 from schedmate.logmon.matching import RuleSet
 from schedmate.logmon.rules import Rule
@@ -39,14 +39,18 @@ _INJECTION = re.compile(
 _INJECTION_WORDS = ("ignore", "disregard", "you are", "instruction", "prompt", "assistant", "report", "mark", "healthy",
                     "finished", "succeeded", "respond", "answer", "llm", "language")
 """A literal of each branch of `_INJECTION`: an ASCII line (where ignoring case is lower-casing) without any of them
-cannot match, and most lines have none (a cheap test before the regex)."""
+cannot match (so also a line whose other characters fold to no ASCII letter), and most lines have none (a cheap
+test before the regex)."""
 
 
 def looks_like_injection(text: str) -> bool:
     """A log line addressed to a model (withheld from the LLM; it stays in the log as data)."""
-    if text.isascii():
+    if case_folds_as_lower(text):
         low = text.lower()
-        if not any(w in low for w in _INJECTION_WORDS):
+        for w in _INJECTION_WORDS:  # a loop, not `any(...)`: no generator per line
+            if w in low:
+                break
+        else:
             return False
     return _INJECTION.search(text) is not None
 

@@ -25,7 +25,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from schedmate.logmon.ingest import LogLine
+from schedmate.logmon.ingest import LogLine, case_folds_as_lower
 
 _NUM = r"[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -212,7 +212,7 @@ _NONFINITE_LOSS = re.compile(r"(?<![\w.])([A-Za-z_]*(?:loss|ppl|perplexity|xent|
 
 def nonfinite_loss(text: str) -> bool:
     """Whether a progress line states a loss-like metric that is nan or inf (whatever the metric's name)."""
-    if text.isascii():  # ignoring case is lower-casing: no `nan`/`inf`, no match (a cheap test before the regex)
+    if case_folds_as_lower(text):  # ignoring case is lower-casing: no `nan`/`inf`, no match (a test before the regex)
         low = text.lower()
         if "nan" not in low and "inf" not in low:
             return False
