@@ -266,7 +266,13 @@ def gymnax_make(it: Any, args: list[Any]) -> Any:
 
 
 def param(it: Any, args: list[Any]) -> FTensor:
-    """`self.param("log_std", init, (action_dim,))`: its shape's size."""
+    """`self.param("log_std", init, (action_dim,))`: its shape's size; `self.param("log_alpha", lambda key:
+    jnp.array([0.0]))`: the size its initialiser returns (flax_params.py)."""
+    from schedmate.codeprof.static.modelsize.flax_params import init_size
+
+    if len(args) == 2 and (n := init_size(it, args[1])) is not None:
+        _trace(it).add(("param", len(_trace(it).counted)), {"": n})
+        return FTensor({"": n})
     if len(args) < 3:
         raise GiveUp("flax self.param without a shape")
     shape = [it.concrete(d) for d in it.concrete_seq(args[2])] if isinstance(args[2], (list, tuple)) else \
