@@ -52,9 +52,15 @@ def _scale(f: Lin, n: int) -> Lin:
 
 @dataclass(eq=False)
 class FTensor:
-    """A symbolic activation: its feature width (the last dimension)."""
+    """A symbolic activation: its feature width (the last dimension). Arithmetic keeps it (`jnp.exp(log_std) * t`,
+    a residual sum)."""
 
     width: Lin
+
+    def _same(self, other: Any) -> FTensor:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _same
 
 
 @dataclass(eq=False)
@@ -275,6 +281,9 @@ def param(it: Any, args: list[Any]) -> FTensor:
         return FTensor({"": n})
     if len(args) < 3:
         raise GiveUp("flax self.param without a shape")
+    if isinstance(dims := args[2], (list, tuple)) and len(dims) == 1 and isinstance(dims[0], dict):
+        _trace(it).add(("param", len(_trace(it).counted)), dims[0])  # `(self.action_dim,)`: sized by the env
+        return FTensor(dims[0])
     shape = [it.concrete(d) for d in it.concrete_seq(args[2])] if isinstance(args[2], (list, tuple)) else \
         [it.concrete(args[2])]
     if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
