@@ -99,8 +99,9 @@ def _run(it: Any, body: list[ast.stmt], env: dict[str, Any], cls: ClassRef, widt
 
 def _config_entries(it: Any, src: Any, node: ast.expr, init: ast.FunctionDef) -> dict[str, Any] | None:
     """`**kwargs` after `kwargs = dict(FLAGS.config)` (or `**FLAGS.config`): the learner's own arguments read one
-    by one from the config the resolver knows (`FLAGS.config.hidden_dims`); None when the mapping is not a config
-    expression or the script sets one of those arguments itself (`kwargs['hidden_dims'] = ...`)."""
+    by one from the config the resolver knows (`FLAGS.config.hidden_dims`), then the keys the script sets itself
+    (`kwargs['num_steps'] = FLAGS.max_steps`); None when the mapping is not a config expression or the resolver
+    reads none of those arguments from it (the config is then not known, and any default may be overridden)."""
     expr = node
     if isinstance(node, ast.Name):
         sets = [st for st in ast.walk(src.tree) if isinstance(st, ast.Assign) and len(st.targets) == 1
@@ -120,6 +121,8 @@ def _config_entries(it: Any, src: Any, node: ast.expr, init: ast.FunctionDef) ->
         if ok:
             out[p] = v
             it.evidence.extend(ev)
+    if not out:
+        return None  # no key read: the config itself is not known here, so any default may be overridden
     if isinstance(node, ast.Name):
         for st in ast.walk(src.tree):  # `kwargs['num_steps'] = FLAGS.max_steps`: a key the script sets itself
             for t in st.targets if isinstance(st, ast.Assign) else []:
