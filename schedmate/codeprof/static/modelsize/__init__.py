@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schedmate.codeprof.static.modelsize.called_functions import called_models
+from schedmate.codeprof.static.modelsize.flax_learners import learner_flax_models
 from schedmate.codeprof.static.modelsize.flax_modules import is_flax_call
 from schedmate.codeprof.static.modelsize.flax_modules import root_total as flax_root_total
 from schedmate.codeprof.static.modelsize.interp import (
@@ -251,6 +252,11 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
             continue
         if not _builds_model(it, src, value):  # a trainer object from another file may build it (trainer_objects.py)
             for cname, n, ev in trainer_models(it, src, value, _builds_model, AUX_TARGET) or []:
+                by_name.setdefault(cname, []).append((n, ev))
+            learned = learner_flax_models(it, src, _method_env(it, src, st), value, input_widths, AUX_TARGET)
+            if learned is None:  # a learner object's Flax definitions (flax_learners.py) that cannot be counted
+                return None
+            for cname, n, ev in learned:
                 by_name.setdefault(cname, []).append((n, ev))
             continue
         it.evidence = [f"{entry}:{st.lineno}"]

@@ -52,9 +52,15 @@ def _scale(f: Lin, n: int) -> Lin:
 
 @dataclass(eq=False)
 class FTensor:
-    """A symbolic activation: its feature width (the last dimension)."""
+    """A symbolic activation: its feature width (the last dimension). Arithmetic keeps it (`jnp.exp(log_std) * t`,
+    a residual sum)."""
 
     width: Lin
+
+    def _same(self, other: Any) -> FTensor:
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _same
 
 
 @dataclass(eq=False)
@@ -266,9 +272,18 @@ def gymnax_make(it: Any, args: list[Any]) -> Any:
 
 
 def param(it: Any, args: list[Any]) -> FTensor:
-    """`self.param("log_std", init, (action_dim,))`: its shape's size."""
+    """`self.param("log_std", init, (action_dim,))`: its shape's size; `self.param("log_alpha", lambda key:
+    jnp.array([0.0]))`: the size its initialiser returns (flax_params.py)."""
+    from schedmate.codeprof.static.modelsize.flax_params import init_size
+
+    if len(args) == 2 and (n := init_size(it, args[1])) is not None:
+        _trace(it).add(("param", len(_trace(it).counted)), {"": n})
+        return FTensor({"": n})
     if len(args) < 3:
         raise GiveUp("flax self.param without a shape")
+    if isinstance(dims := args[2], (list, tuple)) and len(dims) == 1 and isinstance(dims[0], dict):
+        _trace(it).add(("param", len(_trace(it).counted)), dims[0])  # `(self.action_dim,)`: sized by the env
+        return FTensor(dims[0])
     shape = [it.concrete(d) for d in it.concrete_seq(args[2])] if isinstance(args[2], (list, tuple)) else \
         [it.concrete(args[2])]
     if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):

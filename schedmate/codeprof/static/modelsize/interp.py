@@ -222,8 +222,6 @@ class Interp:
             return self.call_node(node, env, src)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             return self.comprehension(node, env, src)
-        if isinstance(node, ast.Lambda):
-            return Unknown("a lambda")
         return pyfuncs.other_expression(self, node, env, src)  # f-strings; anything else is opaque
 
     def concrete_seq(self, v: Any) -> list[Any]:

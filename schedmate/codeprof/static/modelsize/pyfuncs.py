@@ -109,9 +109,14 @@ def str_method(it: Interp, base: str, name: str, args: list[Any], kwargs: dict[s
 
 
 def other_expression(it: Any, node: Any, env: dict[str, Any], src: Any) -> Any:
-    """An f-string of known values (`f"layer_{i + 1}"`, a name for `setattr`); any other expression is opaque."""
+    """An f-string of known values (`f"layer_{i + 1}"`, a name for `setattr`); a lambda is opaque but keeps its body
+    (flax_params.py reads a `self.param` initialiser's); any other expression is opaque."""
     import ast
 
+    if isinstance(node, ast.Lambda):
+        from schedmate.codeprof.static.modelsize.flax_params import lambda_ref
+
+        return lambda_ref(node, env, src)
     if not isinstance(node, ast.JoinedStr):
         return Unknown(f"{type(node).__name__} expression")
     out = []
