@@ -26,6 +26,8 @@ from schedmate.codeprof.static.names import (
     STEPS_PER_EPOCH,
 )
 from schedmate.codeprof.static.result import precision_word
+from schedmate.codeprof.static.ds_auto_accum import ds_auto_accumulation
+from schedmate.codeprof.static.lightning_epochs import epochs_unlimited_in_code
 from schedmate.codeprof.static.nominal_accum import nominal_accumulation
 from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.sampler_split import split_by_sampler
@@ -294,7 +296,8 @@ class BatchMixin(BatchUnitsMixin):
         if accum is None and self.r.launch and self.r.launch.get("grad_accum"):
             accum = (self.r.launch.get("grad_accum"), self.r.launch.settings["grad_accum"].where)
         if accum is None:
-            accum = self._first(ACCUM) or accumulation_by_name(r.params) or nominal_accumulation(self)
+            accum = self._first(ACCUM) or accumulation_by_name(r.params) or nominal_accumulation(self) \
+                or ds_auto_accumulation(self)  # a DeepSpeed "auto" nothing else fills: 1
         if accum is not None and to_int(accum[0]) is not None:
             r.put("grad_accum_steps", max(1, to_int(accum[0])), accum[1])  # 0 (Swin-style) accumulates nothing
             loader_global(self, max(1, to_int(accum[0])), accum[1])
@@ -333,7 +336,8 @@ class BatchMixin(BatchUnitsMixin):
         if steps is None and unit and unit.group(2) == "ba":  # Composer: `max_duration: 4800ba` (batches)
             steps = (int(float(unit.group(1))), duration[1])  # type: ignore[index]
         epochs = self.lightning.get("max_epochs") or self._first(EPOCHS) or self._fuzzy("epochs")
-        if epochs is None and steps is None and r.val("framework") == "lightning" and self.lightning:
+        if epochs is None and steps is None and r.val("framework") == "lightning" and self.lightning \
+                and not epochs_unlimited_in_code(r.py):  # (`args.max_epochs = -1`: no limit, no default)
             # Lightning's Trainer runs 1000 epochs when given neither max_epochs nor max_steps
             epochs = (1000, [self.lightning[next(iter(self.lightning))][1][0], "lightning Trainer default"])
         if epochs is None and steps is None:

@@ -8,6 +8,7 @@ from typing import Any
 from schedmate.codeprof.launch import Setting, to_int
 from schedmate.codeprof.params import CODE_DEFAULT, COMMAND_LINE
 from schedmate.codeprof.pyast import analyze_python
+from schedmate.codeprof.static.documented_gpus import documented_single_gpu
 from schedmate.codeprof.static.gpu_workers import enclosing_headers, per_gpu_launches
 from schedmate.codeprof.static.torch_with_tf import trains_with_torch
 from schedmate.codeprof.static.visible_split import batch_split_over_visible_gpus
@@ -440,9 +441,10 @@ class DevicesMixin:
         return ppn, nprocs, False
 
     def _every_visible_gpu(self, where: str, why: str) -> Setting:
-        """The GPUs the job makes visible (`CUDA_VISIBLE_DEVICES` it sets), else open with a note: the job uses
-        every visible GPU, so the count is decided at submission."""
-        got = self._visible_devices()
+        """The GPUs the job makes visible (`CUDA_VISIBLE_DEVICES` it sets) or its launch script documents (one
+        GPU: static/documented_gpus.py), else open with a note: the job uses every visible GPU, so the count is
+        decided at submission."""
+        got = self._visible_devices() or documented_single_gpu(self.r.launch, self.wd.read_text)
         if got is None:
             self.r.notes.append(f"num_gpus: {where}: {why}; the count is set at submission")
         return got or Setting(None, [where])
