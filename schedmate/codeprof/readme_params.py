@@ -108,34 +108,38 @@ def _readmes(config: str, wd: Workdir) -> list[str]:
 
 
 def readme_params(config: str, wd: Workdir) -> ReadmeParams | None:
-    """The Params cell of the README row for `config` (workdir-relative), or None when no row is clearly its."""
+    """The Params cell of the README row for `config` (workdir-relative), or None when no row is clearly its.
+    The README nearest the config decides; one further up is read only when a nearer one has no row."""
+    for readme in _readmes(config, wd):
+        text = wd.read_text(readme)
+        if text and (got := _row_for(config, readme, text)) is not None:
+            return got
+    return None
+
+
+def _row_for(config: str, readme: str, text: str) -> ReadmeParams | None:
     name = PurePosixPath(config).name
     stem = name.rsplit(".", 1)[0]
     want = tokens(stem) - {""}
     linked: list[ReadmeParams] = []
     scored: list[tuple[int, ReadmeParams]] = []
-    for readme in _readmes(config, wd):
-        text = wd.read_text(readme)
-        if not text:
+    for header, rows in tables(text):
+        cols = [k for k, h in enumerate(header) if _PARAMS_HEADER.match(h) and not _NOT_WHOLE_MODEL.search(h)]
+        if len(cols) != 1:
             continue
-        for header, rows in tables(text):
-            cols = [k for k, h in enumerate(header) if _PARAMS_HEADER.match(h) and not _NOT_WHOLE_MODEL.search(h)]
-            if len(cols) != 1:
+        col = cols[0]
+        for line, cells in rows:
+            if col >= len(cells) or (value := _count(cells[col], header[col])) is None:
                 continue
-            col = cols[0]
-            for line, cells in rows:
-                if col >= len(cells) or (value := _count(cells[col], header[col])) is None:
-                    continue
-                hit = ReadmeParams(value, f"{readme}:{line}", " | ".join(cells))
-                if _linked(cells, name):
-                    linked.append(hit)
-                    continue
-                words = [c for k, c in enumerate(cells) if k != col and not _LINK.search(c)]
-                have = set().union(*(tokens(c) for c in words)) if words else set()
-                first = tokens(words[0]) if words else set()
-                shared = want & have
-                if first & want and any(re.search(r"[a-z]", t) for t in first & want):
-                    scored.append((len(shared), hit))
+            hit = ReadmeParams(value, f"{readme}:{line}", " | ".join(cells))
+            if _linked(cells, name):
+                linked.append(hit)
+                continue
+            words = [c for k, c in enumerate(cells) if k != col and not _LINK.search(c)]
+            have = set().union(*(tokens(c) for c in words)) if words else set()
+            first = tokens(words[0]) if words else set()
+            if any(re.search(r"[a-z]{2,}", t) for t in first & want):
+                scored.append((len(want & have), hit))
     if linked:
         return linked[0] if len({h.value for h in linked}) == 1 else None
     if not scored:

@@ -115,3 +115,10 @@ def test_markdown_tables_are_read_with_or_without_outer_pipes_and_short_separato
 def test_name_parts_join_neighbours_and_read_size_letters() -> None:
     assert {"resnet", "50", "resnet50"} <= tokens("ResNet-50")
     assert {"net", "b", "base", "512x512", "4x8"} <= tokens("Net-B_512x512_4x8")
+
+
+def test_the_readme_nearest_the_config_decides_over_a_backbone_table_further_up(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "# Reef backbones\n\n| Model | #Params (M) |\n| --- | --- |\n| Reef-Small 640x640 | 2.1 |\n")
+    (root / "cfgs/reef/README.md").write_text(NAMED_ROWS)
+    got = readme_params("cfgs/reef/reef_small_640x640_40k_3x8_city.py", Workdir(root))
+    assert got is not None and got.value == 2_300_000 and got.where.startswith("cfgs/reef/README.md:")
