@@ -162,7 +162,8 @@ def run_config(configs: list[str], command: str) -> str | None:
 def params_fact(configs: list[str], launch_args: list[str], wd: Workdir) -> Fact | None:
     """The README-stated size of the config the command names, as a fact (or None)."""
     config = run_config(configs, " ".join(launch_args))
-    if config is None:
+    if config is None or "supernet" in PurePosixPath(config).name.lower():
+        # a one-shot NAS supernet holds every candidate's weights; the table's rows are the subnets searched
         return None
     try:
         got = readme_params(config, wd)

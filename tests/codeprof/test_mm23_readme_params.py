@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schedmate.codeprof.readme_params import readme_params, tables, tokens
+from schedmate.codeprof.readme_params import params_fact, readme_params, tables, tokens
 from schedmate.codeprof.reader import Workdir
 from tests.codeprof.codeprof_support import make_job, params_of
 
@@ -122,3 +122,15 @@ def test_the_readme_nearest_the_config_decides_over_a_backbone_table_further_up(
     (root / "cfgs/reef/README.md").write_text(NAMED_ROWS)
     got = readme_params("cfgs/reef/reef_small_640x640_40k_3x8_city.py", Workdir(root))
     assert got is not None and got.value == 2_300_000 and got.where.startswith("cfgs/reef/README.md:")
+
+
+def test_a_nas_supernet_config_takes_no_size_from_the_tables_subnet_rows(tmp_path):
+    root = tmp_path
+    (root / "configs" / "nas").mkdir(parents=True)
+    (root / "configs" / "nas" / "kite_supernet_16xb64_in1k.py").write_text("model = dict(type='KiteSearch')\n")
+    (root / "configs" / "nas" / "README.md").write_text(
+        "| Model | Params(M) | Config |\n|---|---|---|\n"
+        "| kite supernet subnet-small 16xb64 in1k | 21.3 | [config](kite_supernet_16xb64_in1k.py) |\n")
+    wd = Workdir(root)
+    assert params_fact(["configs/nas/kite_supernet_16xb64_in1k.py"],
+                       ["configs/nas/kite_supernet_16xb64_in1k.py"], wd) is None
