@@ -3,11 +3,11 @@ and `case`; a condition the sources do not decide runs every branch, marked cond
 
 from __future__ import annotations
 
-import fnmatch
 from typing import Any
 
 from schedmate.codeprof.shell.expand import Unknown, arithmetic, is_unknown
 from schedmate.codeprof.shell.parser import AndOr, Case, For, If, Seq, While
+from schedmate.codeprof.shell.patterns import matches
 from schedmate.codeprof.shell.state import MAX_LOOP, Var, _Break, _Exit, _join_into, _Return, _State
 
 
@@ -132,9 +132,10 @@ class CompoundMixin:
         for pats, body in node.arms:
             for p in pats:
                 pat = " ".join(self._expand(p, st, split=False)[0]) if any(c in p for c in "$\"'") else p
-                if is_unknown(pat):
+                hit = None if is_unknown(pat) else matches(word, pat)
+                if hit is None:
                     return self._branches(st, [lambda s, b=body: self._seq(b, s), lambda s: None])
-                if fnmatch.fnmatchcase(word, pat):
+                if hit:
                     return self._seq(body, st)
         return True
 

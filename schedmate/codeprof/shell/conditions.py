@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from typing import Any
 
@@ -10,6 +9,7 @@ from schedmate.codeprof.shell.expand import (
     is_unknown,
     unknown_names,
 )
+from schedmate.codeprof.shell.patterns import matches
 from schedmate.codeprof.shell.state import (
     _State,
 )
@@ -99,9 +99,12 @@ class _TestExpr:
         if is_unknown(a) or is_unknown(b):
             return None
         if op in ("=", "=="):
-            return fnmatch.fnmatchcase(a, b) if self.double else a == b
+            return matches(a, b) if self.double else a == b
         if op == "!=":
-            return not fnmatch.fnmatchcase(a, b) if self.double else a != b
+            if not self.double:
+                return a != b
+            hit = matches(a, b)
+            return None if hit is None else not hit
         if op == "=~":
             try:
                 return re.search(b, a) is not None

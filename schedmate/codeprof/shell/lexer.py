@@ -170,6 +170,8 @@ class Lexer:
                 self._skip_parens(self.i + 2)
             elif c == "$" and s.startswith("${", self.i):
                 self._skip_braces(self.i + 2)
+            elif c in "@?*+!" and s.startswith("(", self.i + 1):
+                self._skip_parens(self.i + 2)  # an extended glob, `@(a|b)`: one word, as bash reads it
             else:
                 self.i += 1
         text = s[start:self.i].replace("\\\n", "")

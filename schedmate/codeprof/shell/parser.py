@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from schedmate.codeprof.shell.lexer import ShellSyntaxError, Token, tokenize
+from schedmate.codeprof.shell.patterns import split_alternatives
 
 _ARRAY_ASSIGN = re.compile(r"[A-Za-z_]\w*\+?=")
 RESERVED_END = {"then", "elif", "else", "fi", "do", "done", "esac", "}", "in"}
@@ -398,7 +399,7 @@ class Parser:
             pats: list[str] = []
             while (t := self.peek()) is not None and not (t.kind == "OP" and t.text == ")"):
                 if t.kind == "WORD":
-                    pats.extend(p for p in t.text.split("|") if p)
+                    pats.extend(p for p in split_alternatives(t.text) if p)  # `|` inside `@(a|b)` does not split
                 elif not (t.kind == "OP" and t.text == "|"):
                     raise ShellSyntaxError(f"line {t.line}: bad case pattern")
                 self.i += 1
