@@ -10,6 +10,7 @@ from typing import Any
 from schedmate.codeprof.derive import derive
 from schedmate.codeprof.facts import CodeProfile, Fact
 from schedmate.codeprof.llm_checks import token_budget
+from schedmate.codeprof.named_model_table import named_model_params
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
 from schedmate.codeprof.static.length_help import recheck_run_length
@@ -121,6 +122,9 @@ def finish(
     candidates: bool = True,
 ) -> CodeProfile:
     facts = recheck_run_length({k: v.model_copy(deep=True) for k, v in facts.items()}, res)
+    if (facts.get("params") is None or facts["params"].value is None) and (named := named_model_params(
+            res.launch.args if res.launch else [], res.params, res.entry, wd)):  # named_model_table.py
+        facts["params"] = named
     extras = derive(facts, res.dims, res.accum_knob)
     if candidates and res.candidates and (filled := fill_from_candidates(facts, res)):
         warnings = [*warnings, *filled]
