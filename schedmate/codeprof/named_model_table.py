@@ -101,9 +101,9 @@ def stated_rows(text: str, name: str) -> list[tuple[int, float]]:
         while j < len(lines) and "|" in lines[j] and lines[j].strip():
             cells = _cells(lines[j])
             if len(cols) == 1 and cols[0] < len(cells) and _names_it(
-                    [c for k, c in enumerate(cells) if k != cols[0]], name):
-                if (v := _count(cells[cols[0]], header[cols[0]])) is not None:
-                    out.append((j + 1, v))
+                    [c for k, c in enumerate(cells) if k != cols[0]], name) and (
+                    v := _count(cells[cols[0]], header[cols[0]])) is not None:
+                out.append((j + 1, v))
             j += 1
         i = j
     return out
