@@ -11,6 +11,7 @@ from schedmate.codeprof.derive import derive
 from schedmate.codeprof.facts import CodeProfile, Fact
 from schedmate.codeprof.llm_checks import token_budget
 from schedmate.codeprof.mm_accumulation import apply_update_interval
+from schedmate.codeprof.named_model_table import named_model_params
 from schedmate.codeprof.readme_params import params_fact
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
@@ -123,9 +124,12 @@ def finish(
     candidates: bool = True,
 ) -> CodeProfile:
     facts = recheck_run_length({k: v.model_copy(deep=True) for k, v in facts.items()}, res)
-    stated = params_fact(res.configs, res.launch.args if res.launch else [], wd)
+    stated = params_fact(res.configs, res.launch.args if res.launch else [], wd)  # the config's README row
     if stated is not None and (facts.get("params") is None or facts["params"].source != "llm"):
         facts["params"] = stated  # the authors' count of the whole model beats an estimate from dims
+    if (facts.get("params") is None or facts["params"].value is None) and (named := named_model_params(
+            res.launch.args if res.launch else [], res.params, res.entry, wd)):  # the named architecture's row
+        facts["params"] = named
     warnings = [*warnings, *apply_update_interval(facts, res.params, wd)]
     extras = derive(facts, res.dims, res.accum_knob)
     if candidates and res.candidates and (filled := fill_from_candidates(facts, res)):

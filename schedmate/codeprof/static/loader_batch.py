@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from schedmate.codeprof.static.eval_helpers import evaluation_helper
+
 
 def loader_global(sp: Any, accum: int, accum_where: list[str]) -> None:
     """One process feeds every GPU: its loader's batch is what all GPUs see per forward/backward pass, so the
@@ -121,7 +123,8 @@ def training_loaders(loaders: list[tuple[str, dict[str, Any]]],
     if train:
         return train
     rest = [rc for rc in loaders
-            if not feeds_evaluation(rc[1]) and not assigned_to_evaluation(summaries.get(rc[0]), rc[1])]
+            if not feeds_evaluation(rc[1]) and not assigned_to_evaluation(summaries.get(rc[0]), rc[1])
+            and not evaluation_helper(_enclosing_function(summaries.get(rc[0]), rc[1]["line"]))]
     return rest or loaders
 
 
