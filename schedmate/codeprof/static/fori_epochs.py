@@ -11,7 +11,14 @@ import ast
 import re
 from typing import Any
 
-from schedmate.codeprof.static.loop_length import _PASS_COUNT, _UPDATE, _eval, _functions, _local_values, _plain_range
+from schedmate.codeprof.static.loop_length import (
+    _PASS_COUNT,
+    _UPDATE,
+    _eval,
+    _functions,
+    _local_values,
+    _plain_range,
+)
 
 _FORI = {"fori_loop", "lax.fori_loop", "jax.lax.fori_loop"}
 
