@@ -100,3 +100,32 @@ def test_n_steps_outside_an_environment_job_is_still_a_step_count(tmp_path: Path
     job = make_job(tmp_path, {"run_agent.py": text})
     prof = analyze_code(job, command="python run_agent.py", use_llm=False)
     assert prof.value("train_steps") == 256
+
+
+OFFLINE_FIT = '''
+import gym
+import offline_rl
+
+
+def main():
+    env = gym.make("Pong-v4")
+    dataset = offline_rl.load_transitions("pong-expert")
+    algo = offline_rl.ConservativeQ(batch_size=128)
+    algo.fit({first}, n_steps=400000, n_steps_per_epoch=10000)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_an_offline_fit_on_a_dataset_keeps_n_steps_as_its_gradient_steps(tmp_path: Path) -> None:
+    job = make_job(tmp_path, {"offline_pong.py": OFFLINE_FIT.format(first="dataset")})
+    prof = analyze_code(job, command="python offline_pong.py", use_llm=False)
+    assert prof.value("train_steps") == 400000
+
+
+def test_a_fit_on_an_environment_counts_environment_steps(tmp_path: Path) -> None:
+    job = make_job(tmp_path, {"offline_pong.py": OFFLINE_FIT.format(first="env")})
+    prof = analyze_code(job, command="python offline_pong.py", use_llm=False)
+    assert prof.value("train_steps") is None
