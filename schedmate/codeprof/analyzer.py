@@ -103,11 +103,12 @@ def fill_from_candidates(facts: dict[str, Fact], res: StaticResult) -> list[str]
     """Fill the fields still null after derivation from the static pass's candidates when the evidence is
     strong (`candidates.decide`); one warning per fill naming the candidate."""
     from schedmate.codeprof.candidates import FIELDS, decide
+    from schedmate.codeprof.static.rl_env_steps import without_env_step_counts
 
     have = {f for f in FIELDS if facts.get(f) is not None and facts[f].value is not None}
     out: list[str] = []
     framework = facts["framework"].value if facts.get("framework") is not None else None
-    for fill in decide(res.candidates, have, framework):
+    for fill in decide(without_env_step_counts(res.candidates, res.py), have, framework):
         facts[fill.field] = Fact(value=fill.value, source="static", evidence=[fill.chosen.where],
                                  note=f"read from a candidate named {fill.chosen.name!r}")
         out.append(fill.warning())

@@ -10,6 +10,7 @@ from schedmate.codeprof.params import CODE_DEFAULT, COMMAND_LINE
 from schedmate.codeprof.pyast import analyze_python
 from schedmate.codeprof.static.documented_gpus import documented_single_gpu
 from schedmate.codeprof.static.gpu_workers import enclosing_headers, per_gpu_launches
+from schedmate.codeprof.static.tf_towers import towers_over_local_gpus
 from schedmate.codeprof.static.torch_with_tf import trains_with_torch
 from schedmate.codeprof.static.visible_split import batch_split_over_visible_gpus
 
@@ -319,6 +320,8 @@ class DevicesMixin:
             pv = self.r.params.get(name)
             if pv is not None and pv.layer >= CODE_DEFAULT and to_int(pv.value) and to_int(pv.value) > 0:
                 return True, Setting(to_int(pv.value), pv.where)
+        if (towers := towers_over_local_gpus(self.r.py, self.wd.read_text)) is not None:
+            return True, self._every_visible_gpu(towers, "the job builds one tower per GPU it lists")
         if self._find_calls("fit", "train", "train_and_evaluate", "GradientTape", "Estimator", "run_experiment") \
                 or self.r.params.get("train_steps", "num_train_steps", "epochs", "train_epochs") is not None:
             entry = self.r.entry or "cmd"

@@ -22,6 +22,7 @@ from typing import Any
 
 from schedmate.codeprof.launch import Setting
 from schedmate.codeprof.params import RUNTIME
+from schedmate.codeprof.static.batch_times_devices import device_times_batch
 
 _BATCH_LOCAL = re.compile(r"^(batch_size|batch|bs|BATCH_SIZE)$")
 _SPLIT_LIST = re.compile(r"([\w.]+)\.split\(\s*['\"],['\"]\s*\)")
@@ -99,7 +100,8 @@ class FitCallsMixin:
                 held = self.r.params.get_path(m.group(1).split(".", 1)[-1])
                 if held is not None and isinstance(held.value, int) and not isinstance(held.value, bool):
                     return held.value, [*held.where, f"{rel}:{a['line']}"]
-        return None
+        # `ds.batch(num_devices * batch_size)`: the same, written in the input pipeline (batch_times_devices.py)
+        return device_times_batch(self.r.py, self.wd.read_text, self.calls, self._resolver)
 
     def _tf_towers(self) -> tuple[Setting, str] | None:
         """TF 1.x multi-tower training: the batch `tf.split` over a count named for GPUs, cores or towers

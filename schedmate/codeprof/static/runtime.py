@@ -25,6 +25,7 @@ from schedmate.codeprof.static.names import (
     STEPS_PER_EPOCH,
     VOCAB,
 )
+from schedmate.codeprof.static.fori_epochs import fori_block_epochs
 from schedmate.codeprof.static.loop_length import (UNBOUNDED, chunked_loop_steps, fixed_block_epochs, lines_in_loops,
                                                   range_start_offsets, unbounded_caps, written_counts)
 from schedmate.codeprof.static.warmup import loop_from_offset, updates_after_warmup
@@ -241,6 +242,7 @@ class RuntimeMixin:
         got = got or (loop_from_offset(text, self.r.entry, R, STEPS) if text else None)
         got = got or (chunked_loop_steps(text, self.r.entry, R) if text else None)
         got = got or (fixed_block_epochs(text, self.r.entry, R) if text else None)
+        got = got or (fori_block_epochs(text, self.r.entry, R) if text else None)
         for key, n in written_counts(P):  # `--max-updates 100k`, `max_iter: 1e5`: the count as a number
             P.set(key, n, P.get(key).where, P.get(key).layer)
         for key in unbounded_caps(P):  # `max_total_steps = 10**10`: no length, the epochs end the run
