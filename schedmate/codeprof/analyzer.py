@@ -10,6 +10,7 @@ from typing import Any
 from schedmate.codeprof.derive import derive
 from schedmate.codeprof.facts import CodeProfile, Fact
 from schedmate.codeprof.llm_checks import token_budget
+from schedmate.codeprof.named_sizes import fill_params
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
 from schedmate.codeprof.static.length_help import recheck_run_length
@@ -122,6 +123,8 @@ def finish(
 ) -> CodeProfile:
     facts = recheck_run_length({k: v.model_copy(deep=True) for k, v in facts.items()}, res)
     extras = derive(facts, res.dims, res.accum_knob)
+    if fill_params(facts, res):  # an architecture or size named by a setting, when nothing counted the model
+        extras = derive(facts, res.dims, res.accum_knob)
     if candidates and res.candidates and (filled := fill_from_candidates(facts, res)):
         warnings = [*warnings, *filled]
         extras = derive(facts, res.dims, res.accum_knob)  # a filled micro batch gives the global one

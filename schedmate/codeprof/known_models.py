@@ -10,6 +10,7 @@ after the last `/`) wins, so specific rows come before general ones.
 from __future__ import annotations
 
 from schedmate.codeprof.known_models_named_arch import NAMED_ARCH_MODELS
+from schedmate.codeprof.known_models_named_sizes import NAMED_SIZE_MODELS
 from schedmate.codeprof.known_models_vision import VISION_MODELS
 
 # (regex on the normalised name, canonical name, family, parameters)
@@ -463,7 +464,7 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^stable-diffusion-xl-base", "stable-diffusion-xl unet", "unet", 2.6e9),
 )
 # variants named by an architecture key (their own table, tried after the rows above)
-KNOWN_MODELS = KNOWN_MODELS + NAMED_ARCH_MODELS + VISION_MODELS
+KNOWN_MODELS = KNOWN_MODELS + NAMED_ARCH_MODELS + VISION_MODELS + NAMED_SIZE_MODELS
 
 # YOLO-style detectors are one architecture scaled by a (depth, width) multiplier pair; the pair names the
 # published size (YOLOv5/v8 `depth_multiple`/`width_multiple`, YOLOX `depth`/`width`, mmyolo
