@@ -162,7 +162,7 @@ def _from_paths(values: list[tuple[str, list[str]]]) -> list[tuple[str, float, l
     for value, where in values:
         parts = [p for p in re.split(r"[/\\]", value.strip().lower()) if p and "\x00" not in p]
         for p in parts:
-            stem = p[:-4] if p.endswith(".gin") else p
+            stem = p.removesuffix(".gin")
             if (name := _t5_gin(stem)) is not None and (hit := known.lookup_model(name)) is not None:
                 out.append((hit[0], hit[2], where))
         fam_at = next(((i, f.group(1)) for i, p in enumerate(parts) if (f := _FAMILY_PREFIX.match(p))), None)
