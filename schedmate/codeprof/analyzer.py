@@ -12,6 +12,7 @@ from schedmate.codeprof.facts import CodeProfile, Fact
 from schedmate.codeprof.llm_checks import token_budget
 from schedmate.codeprof.mm_accumulation import apply_update_interval
 from schedmate.codeprof.named_model_table import named_model_params
+from schedmate.codeprof.named_sizes import fill_params
 from schedmate.codeprof.readme_params import params_fact
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
@@ -133,6 +134,8 @@ def finish(
         facts["params"] = named
     warnings = [*warnings, *apply_update_interval(facts, res.params, wd)]
     extras = derive(facts, res.dims, res.accum_knob)
+    if fill_params(facts, res):  # an architecture or size named by a setting, when nothing counted the model
+        extras = derive(facts, res.dims, res.accum_knob)
     if candidates and res.candidates and (filled := fill_from_candidates(facts, res)):
         warnings = [*warnings, *filled]
         extras = derive(facts, res.dims, res.accum_knob)  # a filled micro batch gives the global one

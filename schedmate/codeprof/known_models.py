@@ -9,11 +9,14 @@ after the last `/`) wins, so specific rows come before general ones.
 
 from __future__ import annotations
 
+import re
+
 from schedmate.codeprof.known_models_named_arch import NAMED_ARCH_MODELS
+from schedmate.codeprof.known_models_named_sizes import NAMED_SIZE_MODELS
 from schedmate.codeprof.known_models_vision import VISION_MODELS
 
 # (regex on the normalised name, canonical name, family, parameters)
-KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
+_ROWS: tuple[tuple[str, str, str, float], ...] = (
     # --- efficient vision backbones, whole families (papers' tables; timm-style registered names) ---------
     (r"^replknet[_-]?31[_-]?(b|base)", "replknet31_base", "cnn", 79e6),
     (r"^replknet[_-]?31[_-]?(l|large)", "replknet31_large", "cnn", 172e6),
@@ -463,7 +466,10 @@ KNOWN_MODELS: tuple[tuple[str, str, str, float], ...] = (
     (r"^stable-diffusion-xl-base", "stable-diffusion-xl unet", "unet", 2.6e9),
 )
 # variants named by an architecture key (their own table, tried after the rows above)
-KNOWN_MODELS = KNOWN_MODELS + NAMED_ARCH_MODELS + VISION_MODELS
+# compiled once: the rows outnumber the `re` module's pattern cache (512), so matching them by their strings
+# recompiled every row on every lookup
+KNOWN_MODELS: tuple[tuple[re.Pattern[str], str, str, float], ...] = tuple(
+    (re.compile(pat), canon, fam, n) for pat, canon, fam, n in _ROWS + NAMED_ARCH_MODELS + VISION_MODELS + NAMED_SIZE_MODELS)
 
 # YOLO-style detectors are one architecture scaled by a (depth, width) multiplier pair; the pair names the
 # published size (YOLOv5/v8 `depth_multiple`/`width_multiple`, YOLOX `depth`/`width`, mmyolo
