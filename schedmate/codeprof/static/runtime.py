@@ -12,6 +12,7 @@ from schedmate.codeprof.params import (
     RUNTIME,
 )
 from schedmate.codeprof.resolve import Resolver
+from schedmate.codeprof.static.spread_gpus import lightning_count
 from schedmate.codeprof.static.names import (
     COMPUTED_GLOBAL,
     COMPUTED_STEPS,
@@ -316,7 +317,7 @@ class RuntimeMixin:
         if L.get("single_process"):
             # self-spawning trainers: Lightning (devices, num_nodes), mp.spawn(nprocs=...)
             if "devices" in lt or "gpus" in lt:
-                v, ev = lt.get("devices", lt.get("gpus"))  # type: ignore[misc]
+                v, ev = lightning_count(lt)  # spread_gpus.py: the command line's over a config's
                 n = (
                     v
                     if isinstance(v, int) and not isinstance(v, bool)
