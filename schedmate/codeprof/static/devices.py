@@ -112,7 +112,7 @@ class DevicesMixin(SpreadGpusMixin):
                 if frel2 != frel or not fdef["line"] <= inner["line"] <= fdef["end"]:
                     continue
                 tail = inner["func"].rsplit(".", 1)[-1]
-                if tail == "Process" and (n := self._process_loop(frel, fdef, c, params)) is not None:
+                if tail == "Process" and (n := self._process_loop(frel, fdef, c, params, inner)) is not None:
                     return n, None  # `for i in range(num_proc): mp.Process(...).start()`
                 if tail not in {"spawn", "start_processes"}:
                     continue
@@ -175,12 +175,16 @@ class DevicesMixin(SpreadGpusMixin):
             return Setting(None, [f"{rel}:{c['line']}"])  # GPUs per process other than one: left open
         return None
 
-    def _process_loop(self, rel: str, fdef: dict[str, Any], call: dict[str, Any], params: list[str]
-                      ) -> Setting | None:
-        """Processes a function starts in a loop over `range(<its parameter>)` (or a config value)."""
-        lines = (self.wd.read_text(rel) or "").splitlines()[fdef["line"] - 1:fdef["end"]]
-        for text in lines:
-            m = re.search(r"\bfor\s+\w+\s+in\s+range\(\s*([\w.]+)\s*\)", text)
+    def _process_loop(self, rel: str, fdef: dict[str, Any], call: dict[str, Any], params: list[str],
+                      proc: dict[str, Any]) -> Setting | None:
+        """Processes a function starts in the `for ... in range(<its parameter>)` loop (or a config value) that
+        encloses its `Process(...)` call, when the process target uses the GPU (`spread_gpus.target_on_gpu`):
+        CPU actor processes beside one learner are no GPU count."""
+        text = self.wd.read_text(rel) or ""
+        if not self._target_on_gpu(proc):
+            return None
+        for _, header in enclosing_headers(text.splitlines(), proc["line"], fdef["line"])[:3]:
+            m = re.match(r"\s*for\s+\w+\s+in\s+range\(\s*([\w.]+)\s*\)", header)
             if not m:
                 continue
             where = [f"{self.r.entry}:{call['line']}", f"{rel}:{fdef['line']}"]
@@ -432,7 +436,7 @@ class DevicesMixin(SpreadGpusMixin):
                                     "the count is set at submission")
                 return Setting(None, [f"{rel}:{c['line']}"]), None, True
             return got, None, True
-        if (got := self._gpu_option()) is not None:
+        if (got := self._gpu_option() or self._option_device_ids()) is not None:  # spread_gpus.py: `device_ids=gpus`
             return got, None, True
         if (pl := self._lightning_device_count()) is not None:  # each process one GPU: no batch split
             return self._every_visible_gpu(pl, "the Lightning Trainer takes torch.cuda.device_count() devices"), \

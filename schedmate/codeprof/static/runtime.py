@@ -343,7 +343,8 @@ class RuntimeMixin:
                         ppn = None
             for rel, c in self._find_calls("Process"):  # `for rank in range(n): mp.Process(...).start()`
                 if rel == self.r.entry and c["func"].split(".")[0] in {"mp", "torch", "multiprocessing"} \
-                        and self._active(c) is not False and (n := self._enclosing_range(rel, c["line"])):
+                        and self._active(c) is not False and self._target_on_gpu(c) \
+                        and (n := self._enclosing_range(rel, c["line"])):
                     ppn, nprocs = n, None
             for lib in self._libraries:  # a library's own launcher: detectron2 `launch(main, num_gpus, ...)`
                 for sp in lib.spawn:

@@ -29,6 +29,8 @@ _DP_ALL = re.compile(r"^(?!\s*#).*?\b(?:nn\.|torch\.nn\.|parallel\.)?DataParalle
 _MANY_PROCESSES = re.compile(r"\b(DistributedDataParallel|init_process_group|mp\.spawn|start_processes|"
                              r"deepspeed\.initialize|Accelerator\()")
 _SPREAD_MAP = re.compile(r"""^\s*['"](auto|balanced|sequential)['"]\s*$""")
+_ID_LIST_OPTIONS = ("gpus", "gpu_ids", "gpu_list", "gpu_devices", "devices")
+_ON_GPU = re.compile(r"cuda|device|gpu|nccl", re.IGNORECASE)
 _QUANTIZED = ("load_in_4bit", "load_in_8bit", "quantization_config")
 
 
@@ -44,6 +46,9 @@ class SpreadGpusMixin:
     _import_file: Any
 
     _every_visible_gpu: Any
+    _find_calls: Any
+    _data_parallel_tails: Any
+    _gpu_ids: Any
     _one_process_many_gpus: str | None
 
     def _spread_past_reading(self, ppn: Setting | None, nprocs: Setting | None
@@ -62,6 +67,38 @@ class SpreadGpusMixin:
             return self._every_visible_gpu(dm, 'the model is loaded with device_map="auto" over every visible '
                                                "GPU"), None, True
         return ppn, nprocs, False
+
+    def _option_device_ids(self) -> Setting | None:
+        """`DataParallel(model, device_ids=gpus)` where `gpus` is the program's id-list option (`--gpus`, default
+        or given `0-3` / `0,1,2,3`, parsed by a helper the resolver does not follow): the ids it lists."""
+        for rel, c in self._find_calls(*self._data_parallel_tails()):
+            src = c["kwargs"].get("device_ids")
+            if c["func"].endswith("DistributedDataParallel") or src is None or not re.fullmatch(r"[\w.]+", src):
+                continue
+            name = src.rsplit(".", 1)[-1]
+            if name not in _ID_LIST_OPTIONS or (pv := self.r.params.get(name)) is None or pv.layer < CODE_DEFAULT:
+                continue
+            v = pv.value
+            if isinstance(v, str) and not re.search(r"[,\-\s]", v.strip()):
+                continue  # a lone `2` may be a count
+            if (n := self._gpu_ids(v)) is not None:
+                return Setting(n, [f"{rel}:{c['line']}", *pv.where])
+        return None
+
+    def _target_on_gpu(self, proc: dict[str, Any]) -> bool:
+        """False when a `Process(target=f)` runs a function of the files read whose body never names a GPU device
+        (`cuda`, `device`, `gpu`, `nccl`): a CPU worker (an RL actor, a data feeder), not one process per GPU.
+        True otherwise (also for a target the files read do not define)."""
+        src = proc["kwargs"].get("target") or (proc["args"][1] if len(proc["args"]) > 1 else None)
+        if src is None:
+            return True
+        name = src.rsplit(".", 1)[-1]
+        for rel, s in self.r.py.items():
+            for f in s.get("functions", []):
+                if f["name"] == name and f.get("end"):
+                    body = "\n".join((self.wd.read_text(rel) or "").splitlines()[f["line"] - 1:f["end"]])
+                    return bool(_ON_GPU.search(body))
+        return True
 
     def _scanned_modules(self) -> list[tuple[str, str]]:
         """(file, text) of the local modules the read files import, and what those import, that the reader did
