@@ -12,7 +12,6 @@ from schedmate.codeprof.params import (
     RUNTIME,
 )
 from schedmate.codeprof.resolve import Resolver
-from schedmate.codeprof.static.spread_gpus import lightning_count
 from schedmate.codeprof.static.names import (
     COMPUTED_GLOBAL,
     COMPUTED_STEPS,
@@ -29,6 +28,7 @@ from schedmate.codeprof.static.names import (
 from schedmate.codeprof.static.fori_epochs import fori_block_epochs
 from schedmate.codeprof.static.loop_length import (UNBOUNDED, chunked_loop_steps, fixed_block_epochs, lines_in_loops,
                                                   range_start_offsets, unbounded_caps, written_counts)
+from schedmate.codeprof.static.spread_gpus import lightning_count
 from schedmate.codeprof.static.warmup import loop_from_offset, updates_after_warmup
 
 _SETTINGS_HOLDERS = {"args", "opt", "opts", "cfg", "config", "hparams", "hp", "params", "FLAGS"}
