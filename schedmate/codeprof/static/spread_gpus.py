@@ -29,6 +29,8 @@ _DP_ALL = re.compile(r"^(?!\s*#).*?\b(?:nn\.|torch\.nn\.|parallel\.)?DataParalle
 _MANY_PROCESSES = re.compile(r"\b(DistributedDataParallel|init_process_group|mp\.spawn|start_processes|"
                              r"deepspeed\.initialize|Accelerator\()")
 _SPREAD_MAP = re.compile(r"""^\s*['"](auto|balanced|sequential)['"]\s*$""")
+_DEVICE_COUNT = re.compile(r"^(?!\s*#)\s*\w+\s*=\s*[\w.]*(?:get_device_count|device_count)\(", re.MULTILINE)
+_DIST_LAUNCHER = re.compile(r"^(?!\s*#).*\b(?:dist|distributed)\.launcher\b", re.MULTILINE)
 _ID_LIST_OPTIONS = ("gpus", "gpu_ids", "gpu_list", "gpu_devices", "devices")
 _ON_GPU = re.compile(r"cuda|device|gpu|nccl", re.IGNORECASE)
 _QUANTIZED = ("load_in_4bit", "load_in_8bit", "quantization_config")
@@ -63,6 +65,9 @@ class SpreadGpusMixin:
             self._deep_dp = self._one_process_many_gpus = dp
             return self._every_visible_gpu(dp, "a module the job imports wraps the model in DataParallel over "
                                                "every visible GPU"), None, True
+        if (ml := self._device_count_launcher()) is not None:
+            return self._every_visible_gpu(ml, "the job starts one worker per visible GPU through its framework's "
+                                               "launcher (`dist.launcher`) when it sees more than one"), None, True
         if (dm := self._auto_device_map()) is not None:
             return self._every_visible_gpu(dm, 'the model is loaded with device_map="auto" over every visible '
                                                "GPU"), None, True
@@ -141,6 +146,17 @@ class SpreadGpusMixin:
             if m is not None and found is None:
                 found = f"{rel}:{text.count(chr(10), 0, m.start()) + 1}"
         return found
+
+    def _device_count_launcher(self) -> str | None:
+        """file:line of a distributed framework's own process launcher (`megengine.distributed.launcher(worker)`,
+        which starts one worker per visible GPU unless given `n_gpus`) in the entry, beside a count of the visible
+        GPUs (`get_device_count("gpu")`, `device_count()`)."""
+        entry = self.r.entry or ""
+        text = self.wd.read_text(entry) or ""
+        if not _DEVICE_COUNT.search(text) or re.search(r"\bn_gpus\s*=", text):
+            return None
+        m = _DIST_LAUNCHER.search(text)
+        return f"{entry}:{text.count(chr(10), 0, m.start()) + 1}" if m else None
 
     def _auto_device_map(self) -> str | None:
         """file:line of a model load with `device_map="auto"` under guards that hold, in a job the launch runs
