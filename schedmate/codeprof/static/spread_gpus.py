@@ -32,7 +32,7 @@ _SPREAD_MAP = re.compile(r"""^\s*['"](auto|balanced|sequential)['"]\s*$""")
 _DEVICE_COUNT = re.compile(r"^(?!\s*#)\s*\w+\s*=\s*[\w.]*(?:get_device_count|device_count)\(", re.MULTILINE)
 _DIST_LAUNCHER = re.compile(r"^(?!\s*#).*\b(?:dist|distributed)\.launcher\b", re.MULTILINE)
 _ID_LIST_OPTIONS = ("gpus", "gpu_ids", "gpu_list", "gpu_devices", "devices")
-_ON_GPU = re.compile(r"cuda|device|gpu|nccl", re.IGNORECASE)
+_ON_GPU = re.compile(r"cuda|device|gpu|nccl|distributed|rank", re.IGNORECASE)
 _QUANTIZED = ("load_in_4bit", "load_in_8bit", "quantization_config")
 
 
@@ -92,7 +92,8 @@ class SpreadGpusMixin:
 
     def _target_on_gpu(self, proc: dict[str, Any]) -> bool:
         """False when a `Process(target=f)` runs a function of the files read whose body never names a GPU device
-        (`cuda`, `device`, `gpu`, `nccl`): a CPU worker (an RL actor, a data feeder), not one process per GPU.
+        (`cuda`, `device`, `gpu`, `nccl`) nor anything distributed (`rank`, `DistributedSampler`): a CPU worker (an
+        RL actor, a data feeder), not one process per GPU.
         True otherwise (also for a target the files read do not define)."""
         src = proc["kwargs"].get("target") or (proc["args"][1] if len(proc["args"]) > 1 else None)
         if src is None:
