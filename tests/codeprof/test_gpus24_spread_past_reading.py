@@ -164,3 +164,10 @@ def test_a_pool_setting_the_code_never_reads_decides_nothing(tmp_path):
                                                          "[1]"), "cfg/ppo.yaml": POOL_YAML})
     res = analyze_code(tmp_path, "python3 -m rl.main config=cfg/ppo.yaml", use_llm=False)
     assert gpus(res) != 8
+
+
+def test_a_deep_helper_beside_a_data_parallel_over_chosen_devices_decides_nothing(tmp_path):
+    builder = BUILDER + "\n\ndef wrap_chosen(net, ids):\n    return torch.nn.DataParallel(net, device_ids=ids)\n"
+    make_job(tmp_path, {"run.py": ENTRY, "engine.py": ENGINE, "nets/__init__.py": "", "nets/builder.py": builder})
+    res = analyze_code(tmp_path, "python run.py", use_llm=False)
+    assert not any("DataParallel over every visible GPU" in n for n in res.warnings)

@@ -25,7 +25,9 @@ MAX_SCANNED = 60
 """local modules scanned (not read) past the reader's files, breadth first from its files' imports"""
 
 # one argument and nothing else: `nn.DataParallel(model)`, `torch.nn.DataParallel(self.net)`
-_DP_ALL = re.compile(r"^(?!\s*#).*?\b(?:nn\.|torch\.nn\.|parallel\.)?DataParallel\(\s*[\w.\[\]]+\s*\)", re.MULTILINE)
+_DP_ALL = re.compile(r"^(?!\s*(?:#|>>>|\.\.\.)).*?\b(?:nn\.|torch\.nn\.|parallel\.)?DataParallel\(\s*[\w.\[\]]+\s*\)",
+                     re.MULTILINE)
+_DP_CHOSEN = re.compile(r"DataParallel\w*\([^)]*device_ids\s*=")
 _MANY_PROCESSES = re.compile(r"\b(DistributedDataParallel|init_process_group|mp\.spawn|start_processes|"
                              r"deepspeed\.initialize|Accelerator\()")
 _SPREAD_MAP = re.compile(r"""^\s*['"](auto|balanced|sequential)['"]\s*$""")
@@ -134,15 +136,15 @@ class SpreadGpusMixin:
         """file:line of `nn.DataParallel(model)` (no device list) in a module past the files read, when nothing
         the job reads or scans starts processes of its own (DDP, spawn, Accelerate, DeepSpeed)."""
         L = self.r.launch
-        if L is None or not L.get("single_process"):
-            return None
+        if L is None or not L.get("single_process") or self._find_calls(*self._data_parallel_tails()):
+            return None  # a DataParallel the files read build themselves (with its device list) decides
         for rel in self.r.py:
             if _MANY_PROCESSES.search(self.wd.read_text(rel) or ""):
                 return None
         found = None
         for rel, text in self._scanned_modules():
-            if _MANY_PROCESSES.search(text):
-                return None
+            if _MANY_PROCESSES.search(text) or _DP_CHOSEN.search(text):
+                return None  # processes of their own, or a DataParallel over the devices the job chooses
             m = _DP_ALL.search(text)
             if m is not None and found is None:
                 found = f"{rel}:{text.count(chr(10), 0, m.start()) + 1}"
