@@ -10,12 +10,13 @@ from schedmate.codeprof.params import CODE_DEFAULT, COMMAND_LINE
 from schedmate.codeprof.pyast import analyze_python
 from schedmate.codeprof.static.documented_gpus import documented_single_gpu
 from schedmate.codeprof.static.gpu_workers import enclosing_headers, per_gpu_launches
+from schedmate.codeprof.static.spread_gpus import SpreadGpusMixin
 from schedmate.codeprof.static.tf_towers import towers_over_local_gpus
 from schedmate.codeprof.static.torch_with_tf import trains_with_torch
 from schedmate.codeprof.static.visible_split import batch_split_over_visible_gpus
 
 
-class DevicesMixin:
+class DevicesMixin(SpreadGpusMixin):
     """The job's device footprint as its Python code sets it (read by the topology pass in runtime.py)."""
 
     def _imports_any(self, *mods: str) -> list[str]:
@@ -98,6 +99,8 @@ class DevicesMixin:
         node, and a `num_machines`/`num_nodes` parameter the nodes."""
         if (ray := self._ray_scaling()) is not None:
             return ray, None
+        if (pool := self._ray_pool_gpus()) is not None:  # spread_gpus.py: verl-style `trainer.n_gpus_per_node`
+            return pool
         defs = {f["name"]: (rel, f) for rel, s in self.r.py.items() for f in s["functions"] if f.get("params")}
         for rel, c in self.calls:
             tail = c["func"].rsplit(".", 1)[-1]
@@ -109,7 +112,7 @@ class DevicesMixin:
                 if frel2 != frel or not fdef["line"] <= inner["line"] <= fdef["end"]:
                     continue
                 tail = inner["func"].rsplit(".", 1)[-1]
-                if tail == "Process" and (n := self._process_loop(frel, fdef, c, params)) is not None:
+                if tail == "Process" and (n := self._process_loop(frel, fdef, c, params, inner)) is not None:
                     return n, None  # `for i in range(num_proc): mp.Process(...).start()`
                 if tail not in {"spawn", "start_processes"}:
                     continue
@@ -172,12 +175,16 @@ class DevicesMixin:
             return Setting(None, [f"{rel}:{c['line']}"])  # GPUs per process other than one: left open
         return None
 
-    def _process_loop(self, rel: str, fdef: dict[str, Any], call: dict[str, Any], params: list[str]
-                      ) -> Setting | None:
-        """Processes a function starts in a loop over `range(<its parameter>)` (or a config value)."""
-        lines = (self.wd.read_text(rel) or "").splitlines()[fdef["line"] - 1:fdef["end"]]
-        for text in lines:
-            m = re.search(r"\bfor\s+\w+\s+in\s+range\(\s*([\w.]+)\s*\)", text)
+    def _process_loop(self, rel: str, fdef: dict[str, Any], call: dict[str, Any], params: list[str],
+                      proc: dict[str, Any]) -> Setting | None:
+        """Processes a function starts in the `for ... in range(<its parameter>)` loop (or a config value) that
+        encloses its `Process(...)` call, when the process target uses the GPU (`spread_gpus.target_on_gpu`):
+        CPU actor processes beside one learner are no GPU count."""
+        text = self.wd.read_text(rel) or ""
+        if not self._target_on_gpu(proc):
+            return None
+        for _, header in enclosing_headers(text.splitlines(), proc["line"], fdef["line"])[:3]:
+            m = re.match(r"\s*for\s+\w+\s+in\s+range\(\s*([\w.]+)\s*\)", header)
             if not m:
                 continue
             where = [f"{self.r.entry}:{call['line']}", f"{rel}:{fdef['line']}"]
@@ -294,7 +301,8 @@ class DevicesMixin:
         (what the job makes visible, else open: decided, None); the job's own `num_gpus` setting says how many
         it replicates over; with neither, TensorFlow computes on one GPU. Not decided for code that does not
         train."""
-        if self._one_process_many_gpus and self._find_calls(*self._data_parallel_tails()):
+        if self._one_process_many_gpus and (self._find_calls(*self._data_parallel_tails())
+                                            or self._one_process_many_gpus == getattr(self, "_deep_dp", None)):
             return False, None  # a torch DataParallel job that imports TensorFlow for its data pipeline
         if trains_with_torch(self.calls, self.r.py) is not None:
             return False, None  # a torch training loop that imports TensorFlow for file I/O or its data
@@ -428,7 +436,7 @@ class DevicesMixin:
                                     "the count is set at submission")
                 return Setting(None, [f"{rel}:{c['line']}"]), None, True
             return got, None, True
-        if (got := self._gpu_option()) is not None:
+        if (got := self._gpu_option() or self._option_device_ids()) is not None:  # spread_gpus.py: `device_ids=gpus`
             return got, None, True
         if (pl := self._lightning_device_count()) is not None:  # each process one GPU: no batch split
             return self._every_visible_gpu(pl, "the Lightning Trainer takes torch.cuda.device_count() devices"), \
@@ -441,7 +449,7 @@ class DevicesMixin:
             self._one_process_many_gpus = split
             return self._every_visible_gpu(
                 split, "one process splits each batch over every visible GPU (torch.cuda.device_count())"), None, True
-        return ppn, nprocs, False
+        return self._spread_past_reading(ppn, nprocs)
 
     def _every_visible_gpu(self, where: str, why: str) -> Setting:
         """The GPUs the job makes visible (`CUDA_VISIBLE_DEVICES` it sets) or its launch script documents (one

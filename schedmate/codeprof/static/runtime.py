@@ -28,6 +28,7 @@ from schedmate.codeprof.static.names import (
 from schedmate.codeprof.static.fori_epochs import fori_block_epochs
 from schedmate.codeprof.static.loop_length import (UNBOUNDED, chunked_loop_steps, fixed_block_epochs, lines_in_loops,
                                                   range_start_offsets, unbounded_caps, written_counts)
+from schedmate.codeprof.static.spread_gpus import lightning_count
 from schedmate.codeprof.static.warmup import loop_from_offset, updates_after_warmup
 
 _SETTINGS_HOLDERS = {"args", "opt", "opts", "cfg", "config", "hparams", "hp", "params", "FLAGS"}
@@ -316,7 +317,7 @@ class RuntimeMixin:
         if L.get("single_process"):
             # self-spawning trainers: Lightning (devices, num_nodes), mp.spawn(nprocs=...)
             if "devices" in lt or "gpus" in lt:
-                v, ev = lt.get("devices", lt.get("gpus"))  # type: ignore[misc]
+                v, ev = lightning_count(lt)  # spread_gpus.py: the command line's over a config's
                 n = (
                     v
                     if isinstance(v, int) and not isinstance(v, bool)
@@ -342,7 +343,8 @@ class RuntimeMixin:
                         ppn = None
             for rel, c in self._find_calls("Process"):  # `for rank in range(n): mp.Process(...).start()`
                 if rel == self.r.entry and c["func"].split(".")[0] in {"mp", "torch", "multiprocessing"} \
-                        and self._active(c) is not False and (n := self._enclosing_range(rel, c["line"])):
+                        and self._active(c) is not False and self._target_on_gpu(c) \
+                        and (n := self._enclosing_range(rel, c["line"])):
                     ppn, nprocs = n, None
             for lib in self._libraries:  # a library's own launcher: detectron2 `launch(main, num_gpus, ...)`
                 for sp in lib.spawn:
