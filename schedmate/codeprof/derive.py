@@ -123,8 +123,8 @@ def derive(
     pp = _v(facts, "parallelism.pipeline") or 1
     cp = _v(facts, "parallelism.context") or 1
     dp = ng // (tp * pp * cp) if isinstance(ng, int) and ng > 0 and ng % (tp * pp * cp) == 0 else None
-    if ng == 0:
-        dp = 1
+    if ng == 0 or (dp is None and _v(facts, "parallelism.data") == "none"):
+        dp = 1  # no GPU, or one replica spread over GPUs the sources do not count (device_map="auto")
     if dp is not None:
         extras["data_parallel_size"] = dp
     micro, accum, glob = (

@@ -106,6 +106,22 @@ def test_a_model_spread_with_device_map_auto_in_one_process_is_not_one_gpu(tmp_p
     assert any('device_map="auto"' in n for n in res.warnings)
 
 
+
+AUTO_WITH_LOADER = AUTO.replace('    parser.add_argument("--steps", type=int, default=300)\n',
+                                '    parser.add_argument("--steps", type=int, default=300)\n'
+                                '    parser.add_argument("--batch_size", type=int, default=12)\n').replace(
+    "    for step in range(args.steps):\n",
+    "    loader = torch.utils.data.DataLoader(list(range(960)), batch_size=args.batch_size)\n"
+    "    for step in range(args.steps):\n")
+
+
+def test_a_model_spread_with_device_map_auto_is_one_replica_so_its_loader_batch_is_the_global_batch(tmp_path):
+    make_job(tmp_path, {"tune.py": AUTO_WITH_LOADER})
+    res = analyze_code(tmp_path, "python tune.py", use_llm=False)
+    assert gpus(res) is None
+    assert res.facts["micro_batch_size"].value == 12
+    assert res.facts["global_batch_size"].value == 12
+
 def test_a_quantized_auto_load_is_not_read_as_every_gpu(tmp_path):
     make_job(tmp_path, {"tune.py": AUTO})
     res = analyze_code(tmp_path, "python tune.py --int8", use_llm=False)

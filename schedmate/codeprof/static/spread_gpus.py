@@ -71,6 +71,8 @@ class SpreadGpusMixin:
             return self._every_visible_gpu(ml, "the job starts one worker per visible GPU through its framework's "
                                                "launcher (`dist.launcher`) when it sees more than one"), None, True
         if (dm := self._auto_device_map()) is not None:
+            # one replica whatever the GPU count: its loader batch is the step's whole batch (derive: dp = 1)
+            self.r.put("parallelism.data", "none", [dm], note='one model spread by device_map="auto": one replica')
             return self._every_visible_gpu(dm, 'the model is loaded with device_map="auto" over every visible '
                                                "GPU"), None, True
         return ppn, nprocs, False
