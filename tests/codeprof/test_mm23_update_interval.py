@@ -11,12 +11,8 @@ from pathlib import Path
 
 from schedmate.codeprof.analyzer import analyze_code
 from tests.codeprof.codeprof_support import make_job
+from tests.codeprof.test_mm23_readme_params import LAUNCHER  # the same dist_train.sh-style launcher
 
-LAUNCHER = """\
-CONFIG=$1
-GPUS=$2
-python -m torch.distributed.launch --nproc_per_node=$GPUS $(dirname "$0")/train.py $CONFIG --launcher pytorch
-"""
 TRAIN = """\
 import argparse
 from mmcv import Config

@@ -7,6 +7,7 @@ from pathlib import Path
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.shell import interpret_command
 from schedmate.codeprof.shell.patterns import matches
+from tests.codeprof.codeprof_support import make_job
 
 BRANCHING_LAUNCHER = {
     "tools/train.sh": """#!/usr/bin/env bash
@@ -24,21 +25,13 @@ torchrun --nnodes=$NODES --nproc_per_node=8 train.py $CONFIG
 }
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
-
-
 def nnodes(command: str, root: Path) -> str:
     run = interpret_command(command, Workdir(root))
     return next(a for a in run.execs[-1].argv if a.startswith("--nnodes="))
 
 
 def test_an_extended_glob_in_a_double_bracket_test_picks_the_branch_bash_would(tmp_path):
-    root = write(tmp_path, BRANCHING_LAUNCHER)
+    root = make_job(tmp_path, BRANCHING_LAUNCHER)
     assert nnodes("bash tools/train.sh cfg/owl_32xgpu.py", root) == "--nnodes=4"
     assert nnodes("bash tools/train.sh owl_net_8xgpu.py", root) == "--nnodes=1"
     assert nnodes("bash tools/train.sh cfg/owl_16xgpu.py", root) == "--nnodes=2"
@@ -52,7 +45,7 @@ case "$1" in
 esac
 torchrun --nproc_per_node=$G train.py
 """, "train.py": ""}
-    root = write(tmp_path, files)
+    root = make_job(tmp_path, files)
     assert interpret_command("bash run.sh small", Workdir(root)).execs[-1].argv[1] == "--nproc_per_node=1"
     assert interpret_command("bash run.sh large", Workdir(root)).execs[-1].argv[1] == "--nproc_per_node=8"
 

@@ -8,16 +8,14 @@ left alone."""
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
 from schedmate.codeprof.static.loop_length import (
     _PASS_COUNT,
     _UPDATE,
-    _eval,
-    _functions,
     _local_values,
-    _plain_range,
+    epoch_range_loops,
+    epochs_times_block,
 )
 
 _FORI = {"fori_loop", "lax.fori_loop", "jax.lax.fori_loop"}
@@ -44,17 +42,7 @@ def fori_block_epochs(text: str, rel: str, resolver: Any) -> tuple[int, list[str
     counts from the sources; None otherwise."""
     if "fori_loop" not in text:
         return None
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    for loop, fn in _functions(tree):
-        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) \
-                or not re.search(r"epoch", loop.target.id, re.IGNORECASE):
-            continue
-        e = _plain_range(loop.iter)
-        if e is None:
-            continue
+    for loop, fn, e in epoch_range_loops(text):
         for n in ast.walk(loop):
             if not (isinstance(n, ast.Call) and ast.unparse(n.func) in _FORI):
                 continue
@@ -66,10 +54,5 @@ def fori_block_epochs(text: str, rel: str, resolver: Any) -> tuple[int, list[str
             k = ast.unparse(upper)
             if _PASS_COUNT.search(k):
                 continue
-            local = _local_values(fn)
-            n_e, ev_e = _eval(e, local, resolver)
-            n_k, ev_k = _eval(k, local, resolver)
-            if n_e is None or n_k is None or n_e < 1 or n_k < 2 or not float(n_e * n_k).is_integer():
-                return None
-            return int(n_e * n_k), [f"{rel}:{loop.lineno}", f"{rel}:{n.lineno}", *ev_e, *ev_k]
+            return epochs_times_block(e, k, _local_values(fn), resolver, [f"{rel}:{loop.lineno}", f"{rel}:{n.lineno}"])
     return None

@@ -172,17 +172,7 @@ def chunked_loop_steps(text: str, rel: str, resolver: Any) -> tuple[int, list[st
 def fixed_block_epochs(text: str, rel: str, resolver: Any) -> tuple[int, list[str]] | None:
     """n_epochs x K of `for epoch in range(n_epochs): ... for _ in range(K): <sampled minibatch update>`,
     where K is a setting rather than a count of the data's batches (module docstring)."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    for loop, fn in _functions(tree):
-        if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) \
-                or not re.search(r"epoch", loop.target.id, re.IGNORECASE):
-            continue
-        e = _plain_range(loop.iter)
-        if e is None:
-            continue
+    for loop, fn, e in epoch_range_loops(text):
         for st in ast.walk(loop):
             if st is loop or not isinstance(st, ast.For):
                 continue
@@ -191,13 +181,33 @@ def fixed_block_epochs(text: str, rel: str, resolver: Any) -> tuple[int, list[st
                 continue
             if any(isinstance(n, ast.For | ast.While) for s in st.body for n in ast.walk(s)):
                 continue  # the inner loop nests further loops: not one update per pass
-            local = _local_values(fn)
-            n_e, ev_e = _eval(e, local, resolver)
-            n_k, ev_k = _eval(k, local, resolver)
-            if n_e is None or n_k is None or n_e < 1 or n_k < 2 or not float(n_e * n_k).is_integer():
-                return None
-            return int(n_e * n_k), [f"{rel}:{loop.lineno}", f"{rel}:{st.lineno}", *ev_e, *ev_k]
+            where = [f"{rel}:{loop.lineno}", f"{rel}:{st.lineno}"]
+            return epochs_times_block(e, k, _local_values(fn), resolver, where)
     return None
+
+
+def epoch_range_loops(text: str) -> list[tuple[ast.For, Any, str]]:
+    """(loop, enclosing function, range bound) of every `for <...epoch...> in range(<bound>)` in the text."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    out = []
+    for loop, fn in _functions(tree):
+        if isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) \
+                and re.search(r"epoch", loop.target.id, re.IGNORECASE) and (e := _plain_range(loop.iter)) is not None:
+            out.append((loop, fn, e))
+    return out
+
+
+def epochs_times_block(e: str, k: str, local: dict[str, Any], resolver: Any,
+                       where: list[str]) -> tuple[int, list[str]] | None:
+    """n_epochs x K optimizer steps of an epoch loop over fixed blocks of K updates, both counts resolved."""
+    n_e, ev_e = _eval(e, local, resolver)
+    n_k, ev_k = _eval(k, local, resolver)
+    if n_e is None or n_k is None or n_e < 1 or n_k < 2 or not float(n_e * n_k).is_integer():
+        return None
+    return int(n_e * n_k), [*where, *ev_e, *ev_k]
 
 
 def unbounded_caps(params: Any) -> list[str]:

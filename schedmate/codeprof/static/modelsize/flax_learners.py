@@ -19,6 +19,7 @@ import ast
 import re
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.binding import bind_parameters
 from schedmate.codeprof.static.modelsize.flax_modules import is_flax_call, root_total
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.values import ClassRef, Unknown
@@ -42,21 +43,11 @@ def _flax_calls(it: Any, src: Any, node: ast.AST) -> list[ast.Call]:
 
 
 def _bind(it: Any, init: ast.FunctionDef, src: Any, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
-    a = init.args
-    params = [p.arg for p in [*a.posonlyargs, *a.args]][1:]  # without self
-    defaults = [None] * (len(params) - len(a.defaults)) + list(a.defaults)
-    env: dict[str, Any] = {}
-    for i, p in enumerate(params):
-        if i < len(args):
-            env[p] = args[i]
-        elif p in kwargs:
-            env[p] = kwargs[p]
-        elif defaults[i] is not None:
-            env[p] = _lenient(it, defaults[i], {}, src)  # type: ignore[arg-type]
-        else:
-            env[p] = Unknown(f"learner argument {p} not given")
-    for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
-        env[p.arg] = kwargs[p.arg] if p.arg in kwargs else (_lenient(it, d, {}, src) if d else None)
+    env = bind_parameters(init.args, [None, *args], kwargs, lambda d: _lenient(it, d, {}, src),
+                          lambda p: Unknown(f"learner argument {p} not given"))
+    params = [p.arg for p in [*init.args.posonlyargs, *init.args.args]]
+    if params:
+        env.pop(params[0], None)  # self
     return env
 
 

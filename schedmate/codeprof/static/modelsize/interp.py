@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schedmate.codeprof.static.modelsize import pyfuncs, shapes
+from schedmate.codeprof.static.modelsize.binding import bind_parameters, required
 from schedmate.codeprof.static.modelsize.inert import assign
 from schedmate.codeprof.static.modelsize.keras_graph import star_external
 from schedmate.codeprof.static.modelsize.keywords import call_keywords, positional
@@ -397,18 +398,9 @@ class Interp:
             a = fn.node.args
             params = [p.arg for p in [*a.posonlyargs, *a.args]]
             given = ([fn.bound] if fn.bound is not None else []) + list(args)
-            defaults = [None] * (len(params) - len(a.defaults)) + list(a.defaults)
-            for i, p in enumerate(params):
-                if i < len(given):
-                    env[p] = given[i]
-                elif p in kwargs:
-                    env[p] = kwargs.pop(p)
-                elif defaults[i] is not None:
-                    env[p] = self.eval(defaults[i], {}, fn.src)  # type: ignore[arg-type]
-                else:
-                    raise GiveUp(f"{fn.node.name}: argument {p} not given")
-            for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
-                env[p.arg] = kwargs.pop(p.arg) if p.arg in kwargs else (self.eval(d, {}, fn.src) if d else None)
+            env.update(bind_parameters(a, given, kwargs, lambda d: self.eval(d, {}, fn.src), required(fn.node.name)))
+            for p in [*params[len(given):], *(k.arg for k in a.kwonlyargs)]:
+                kwargs.pop(p, None)  # what is left goes to **kwargs
             if a.vararg:
                 env[a.vararg.arg] = tuple(given[len(params):])
             if a.kwarg:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from schedmate.codeprof.static.modelsize.binding import bind_parameters, required
 from schedmate.codeprof.static.modelsize.interp import FuncRef, Interp, Source, Unknown
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 
@@ -33,19 +34,8 @@ def _bind(it: Interp, fn: FuncRef, args: list[Any], kwargs: dict[str, Any]) -> d
     params = [p.arg for p in [*a.posonlyargs, *a.args]]
     if a.vararg or len(args) > len(params):
         raise GiveUp(f"{fn.node.name}: positional arguments beyond its parameters")
-    defaults = [None] * (len(params) - len(a.defaults)) + list(a.defaults)
     env: dict[str, Any] = dict(fn.closure or {})
-    for i, p in enumerate(params):
-        if i < len(args):
-            env[p] = args[i]
-        elif p in kwargs:
-            env[p] = kwargs[p]
-        elif defaults[i] is not None:
-            env[p] = it.eval(defaults[i], {}, fn.src)  # type: ignore[arg-type]
-        else:
-            raise GiveUp(f"{fn.node.name}: argument {p} not given")
-    for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True):
-        env[p.arg] = kwargs[p.arg] if p.arg in kwargs else (it.eval(d, {}, fn.src) if d is not None else None)
+    env.update(bind_parameters(a, args, kwargs, lambda d: it.eval(d, {}, fn.src), required(fn.node.name)))
     return env
 
 
