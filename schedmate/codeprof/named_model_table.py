@@ -23,16 +23,11 @@ from typing import Any
 
 from schedmate.codeprof.facts import Fact
 from schedmate.codeprof.reader import Workdir
+from schedmate.codeprof.readme_params import _LINK, _NOT_WHOLE_MODEL, _SEPARATOR, count_cell
 
 MODEL_FLAGS = ("--model", "--arch", "--model-name", "--model_name", "--model-type", "--model_type", "-a")
 MODEL_SETTINGS = ("model", "arch", "model_name", "model_type")
-_SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$")
-_PARAMS_HEADER = re.compile(r"^[#*\s]*param(?:eter)?s?\b", re.IGNORECASE)
-_NOT_WHOLE_MODEL = re.compile(r"tunable|trainable|learnable|update|extra|added", re.IGNORECASE)
-_VALUE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmbg])?\s*$", re.IGNORECASE)
-_HEADER_UNIT = re.compile(r"\(\s*([kmbg])\s*\)", re.IGNORECASE)
-_UNIT = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
-_LINK = re.compile(r"\]\(\s*([^)\s]+)\s*\)")
+_PARAMS_HEADER = re.compile(r"^[#*\s]*param(?:eter)?s?\b", re.IGNORECASE)  # of a header without markup
 _NAME = re.compile(r"^[A-Za-z][\w.-]*\d[\w.-]*$|^[A-Za-z][\w.-]*[_-][\w.-]+$")
 """a registry name worth matching: holds a digit or a `_`/`-` part (`van_b0`, `gfnet-xs`), not `resnet`"""
 
@@ -68,15 +63,6 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def _count(cell: str, header: str) -> float | None:
-    m = _VALUE.match(_plain(cell).replace(",", ""))
-    if not m:
-        return None
-    unit = m.group(2) or ((h := _HEADER_UNIT.search(header)) and h.group(1)) or "m"
-    value = float(m.group(1)) * _UNIT[unit.lower()]
-    return value if value >= 1e4 else None
-
-
 def _names_it(cells: list[str], name: str) -> bool:
     want = _norm(name)
     if any(_norm(_plain(c)) == want for c in cells):
@@ -102,7 +88,7 @@ def stated_rows(text: str, name: str) -> list[tuple[int, float]]:
             cells = _cells(lines[j])
             if len(cols) == 1 and cols[0] < len(cells) and _names_it(
                     [c for k, c in enumerate(cells) if k != cols[0]], name) and (
-                    v := _count(cells[cols[0]], header[cols[0]])) is not None:
+                    v := count_cell(_plain(cells[cols[0]]), header[cols[0]])) is not None:
                 out.append((j + 1, v))
             j += 1
         i = j

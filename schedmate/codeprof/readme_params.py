@@ -72,7 +72,9 @@ def tables(text: str) -> list[tuple[list[str], list[tuple[int, list[str]]]]]:
     return out
 
 
-def _count(cell: str, header: str) -> float | None:
+def count_cell(cell: str, header: str) -> float | None:
+    """The parameter count a table cell states (a bare number is millions unless the header names a unit);
+    None for anything else or a count too small to be a model's."""
     m = _VALUE.match(cell.replace(",", ""))
     if not m:
         return None
@@ -129,7 +131,7 @@ def _row_for(config: str, readme: str, text: str) -> ReadmeParams | None:
             continue
         col = cols[0]
         for line, cells in rows:
-            if col >= len(cells) or (value := _count(cells[col], header[col])) is None:
+            if col >= len(cells) or (value := count_cell(cells[col], header[col])) is None:
                 continue
             hit = ReadmeParams(value, f"{readme}:{line}", " | ".join(cells))
             if _linked(cells, name):
