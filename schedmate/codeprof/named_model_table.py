@@ -23,11 +23,10 @@ from typing import Any
 
 from schedmate.codeprof.facts import Fact
 from schedmate.codeprof.reader import Workdir
-from schedmate.codeprof.readme_params import _LINK, _NOT_WHOLE_MODEL, _SEPARATOR, count_cell
+from schedmate.codeprof.readme_tables import LINK, count_cell, plain, read_readme, readmes_up_from, tables
 
 MODEL_FLAGS = ("--model", "--arch", "--model-name", "--model_name", "--model-type", "--model_type", "-a")
 MODEL_SETTINGS = ("model", "arch", "model_name", "model_type")
-_PARAMS_HEADER = re.compile(r"^[#*\s]*param(?:eter)?s?\b", re.IGNORECASE)  # of a header without markup
 _NAME = re.compile(r"^[A-Za-z][\w.-]*\d[\w.-]*$|^[A-Za-z][\w.-]*[_-][\w.-]+$")
 """a registry name worth matching: holds a digit or a `_`/`-` part (`van_b0`, `gfnet-xs`), not `resnet`"""
 
@@ -53,59 +52,25 @@ def _norm(text: str) -> str:
     return re.sub(r"[-_\s]+", "_", text.strip().lower())
 
 
-def _plain(cell: str) -> str:
-    cell = re.sub(r"<[^>]+>", "", cell)
-    cell = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell)
-    return cell.replace("`", "").replace("*", "").strip()
-
-
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
 def _names_it(cells: list[str], name: str) -> bool:
     want = _norm(name)
-    if any(_norm(_plain(c)) == want for c in cells):
+    if any(_norm(plain(c)) == want for c in cells):
         return True
     part = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
     return any(part.search(PurePosixPath(t.split("#")[0]).name) or part.search(t.split("#")[0])
-               for c in cells for t in _LINK.findall(c))
+               for c in cells for t in LINK.findall(c))
 
 
 def stated_rows(text: str, name: str) -> list[tuple[int, float]]:
     """(1-based line, params) of the markdown-table rows of `text` that name `name`."""
-    lines = text.splitlines()
     out: list[tuple[int, float]] = []
-    i = 0
-    while i < len(lines) - 1:
-        if "|" not in lines[i] or not _SEPARATOR.match(lines[i + 1]):
-            i += 1
+    for table in tables(text):
+        if (col := table.params_column) is None:
             continue
-        header = [_plain(h) for h in _cells(lines[i])]
-        cols = [k for k, h in enumerate(header) if _PARAMS_HEADER.match(h) and not _NOT_WHOLE_MODEL.search(h)]
-        j = i + 2
-        while j < len(lines) and "|" in lines[j] and lines[j].strip():
-            cells = _cells(lines[j])
-            if len(cols) == 1 and cols[0] < len(cells) and _names_it(
-                    [c for k, c in enumerate(cells) if k != cols[0]], name) and (
-                    v := count_cell(_plain(cells[cols[0]]), header[cols[0]])) is not None:
-                out.append((j + 1, v))
-            j += 1
-        i = j
-    return out
-
-
-def _readmes(entry: str | None, wd: Workdir) -> list[str]:
-    dirs = [""]
-    if entry:
-        parent = PurePosixPath(entry).parent
-        dirs = [str(d) for d in [parent, *parent.parents]]
-    out: list[str] = []
-    for d in dirs:
-        for name in ("README.md", "readme.md", "Readme.md"):
-            rel = name if d in ("", ".") else f"{d}/{name}"
-            if rel not in out and wd.exists(rel):
-                out.append(rel)
+        for line, cells in table.rows:
+            if col < len(cells) and _names_it([c for k, c in enumerate(cells) if k != col], name) and (
+                    v := count_cell(cells[col], table.header[col])) is not None:
+                out.append((line, v))
     return out
 
 
@@ -115,12 +80,8 @@ def named_model_params(launch_args: list[str], params: Any, entry: str | None, w
     if name is None:
         return None
     hits: list[tuple[str, float]] = []
-    for readme in _readmes(entry, wd):
-        try:
-            text = wd.read_text(readme)
-        except (ValueError, OSError):
-            continue
-        hits += [(f"{readme}:{line}", v) for line, v in stated_rows(text or "", name)]
+    for readme in readmes_up_from(entry, wd):
+        hits += [(f"{readme}:{line}", v) for line, v in stated_rows(read_readme(readme, wd), name)]
     if not hits or len({v for _, v in hits}) != 1:
         return None
     return Fact(value=round(hits[0][1]), source="static", evidence=[w for w, _ in hits],

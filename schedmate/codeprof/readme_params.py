@@ -18,18 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import PurePosixPath
 
 from schedmate.codeprof.facts import Fact
 from schedmate.codeprof.reader import Workdir
+from schedmate.codeprof.readme_tables import LINK, count_cell, read_readme, readmes_up_from, tables
 
-_SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)+\|?\s*$")
-_PARAMS_HEADER = re.compile(r"^#?\s*param(?:eter)?s?\b", re.IGNORECASE)
-_NOT_WHOLE_MODEL = re.compile(r"tunable|trainable|learnable|update|extra|added", re.IGNORECASE)
-_UNIT = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9}
-_VALUE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmbg])?\s*$", re.IGNORECASE)
-_HEADER_UNIT = re.compile(r"\(\s*([kmbg])\s*\)", re.IGNORECASE)
-_LINK = re.compile(r"\]\(\s*([^)\s]+)\s*\)")
 _SIZE_LETTER = {"t": "tiny", "s": "small", "m": "medium", "b": "base", "l": "large", "h": "huge"}
 CONFIG_SUFFIXES = (".py", ".yaml", ".yml", ".json")
 MIN_SHARED = 3
@@ -43,78 +38,25 @@ class ReadmeParams:
     row: str
 
 
-def _cells(line: str) -> list[str]:
-    s = line.strip()
-    if s.startswith("|"):
-        s = s[1:]
-    if s.endswith("|"):
-        s = s[:-1]
-    return [c.strip() for c in s.split("|")]
-
-
-def tables(text: str) -> list[tuple[list[str], list[tuple[int, list[str]]]]]:
-    """Markdown tables of a text: (header cells, [(1-based line, row cells)])."""
-    lines = text.splitlines()
-    out: list[tuple[list[str], list[tuple[int, list[str]]]]] = []
-    i = 0
-    while i < len(lines) - 1:
-        if "|" in lines[i] and _SEPARATOR.match(lines[i + 1]):
-            header = _cells(lines[i])
-            rows: list[tuple[int, list[str]]] = []
-            j = i + 2
-            while j < len(lines) and "|" in lines[j] and lines[j].strip():
-                rows.append((j + 1, _cells(lines[j])))
-                j += 1
-            out.append((header, rows))
-            i = j
-        else:
-            i += 1
-    return out
-
-
-def count_cell(cell: str, header: str) -> float | None:
-    """The parameter count a table cell states (a bare number is millions unless the header names a unit);
-    None for anything else or a count too small to be a model's."""
-    m = _VALUE.match(cell.replace(",", ""))
-    if not m:
-        return None
-    unit = m.group(2) or ((h := _HEADER_UNIT.search(header)) and h.group(1)) or "m"
-    value = float(m.group(1)) * _UNIT[unit.lower()]
-    return value if value >= 1e4 else None
-
-
 def tokens(text: str) -> set[str]:
     """The parts of a name, lower-cased, with adjacent parts joined (`ResNet-50` also gives `resnet50`) and a
     size letter also read as its word."""
     parts = [p for p in re.split(r"[^a-z0-9.]+", text.lower()) if p and p != "."]
     parts = [p.strip(".") for p in parts if p.strip(".")]
-    out = set(parts) | {a + b for a, b in zip(parts, parts[1:], strict=False)}
+    out = set(parts) | {a + b for a, b in pairwise(parts)}
     out |= {_SIZE_LETTER[p] for p in parts if p in _SIZE_LETTER}
     return out
 
 
 def _linked(cells: list[str], basename: str) -> bool:
-    return any(PurePosixPath(t.split("#")[0]).name == basename for c in cells for t in _LINK.findall(c))
-
-
-def _readmes(config: str, wd: Workdir) -> list[str]:
-    parent = PurePosixPath(config).parent
-    dirs = [parent, *parent.parents]
-    out: list[str] = []
-    for d in dirs:
-        for name in ("README.md", "readme.md", "README_en.md"):
-            rel = name if str(d) in ("", ".") else f"{d}/{name}"
-            if rel not in out and wd.exists(rel):
-                out.append(rel)
-    return out
+    return any(PurePosixPath(t.split("#")[0]).name == basename for c in cells for t in LINK.findall(c))
 
 
 def readme_params(config: str, wd: Workdir) -> ReadmeParams | None:
     """The Params cell of the README row for `config` (workdir-relative), or None when no row is clearly its.
     The README nearest the config decides; one further up is read only when a nearer one has no row."""
-    for readme in _readmes(config, wd):
-        text = wd.read_text(readme)
-        if text and (got := _row_for(config, readme, text)) is not None:
+    for readme in readmes_up_from(config, wd):
+        if (text := read_readme(readme, wd)) and (got := _row_for(config, readme, text)) is not None:
             return got
     return None
 
@@ -125,19 +67,17 @@ def _row_for(config: str, readme: str, text: str) -> ReadmeParams | None:
     want = tokens(stem) - {""}
     linked: list[ReadmeParams] = []
     scored: list[tuple[int, ReadmeParams]] = []
-    for header, rows in tables(text):
-        cols = [k for k, h in enumerate(header) if _PARAMS_HEADER.match(h) and not _NOT_WHOLE_MODEL.search(h)]
-        if len(cols) != 1:
+    for table in tables(text):
+        if (col := table.params_column) is None:
             continue
-        col = cols[0]
-        for line, cells in rows:
-            if col >= len(cells) or (value := count_cell(cells[col], header[col])) is None:
+        for line, cells in table.rows:
+            if col >= len(cells) or (value := count_cell(cells[col], table.header[col])) is None:
                 continue
             hit = ReadmeParams(value, f"{readme}:{line}", " | ".join(cells))
             if _linked(cells, name):
                 linked.append(hit)
                 continue
-            words = [c for k, c in enumerate(cells) if k != col and not _LINK.search(c)]
+            words = [c for k, c in enumerate(cells) if k != col and not LINK.search(c)]
             have = set().union(*(tokens(c) for c in words)) if words else set()
             first = tokens(words[0]) if words else set()
             if any(re.search(r"[a-z]{2,}", t) for t in first & want):
@@ -167,11 +107,7 @@ def params_fact(configs: list[str], launch_args: list[str], wd: Workdir) -> Fact
     if config is None or "supernet" in PurePosixPath(config).name.lower():
         # a one-shot NAS supernet holds every candidate's weights; the table's rows are the subnets searched
         return None
-    try:
-        got = readme_params(config, wd)
-    except (ValueError, OSError):
-        return None
-    if got is None:
+    if (got := readme_params(config, wd)) is None:
         return None
     return Fact(value=round(got.value), source="static", evidence=[got.where],
                 note=f"the README table row for {PurePosixPath(config).name} states it")

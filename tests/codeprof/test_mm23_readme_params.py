@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from schedmate.codeprof.readme_params import params_fact, readme_params, tables, tokens
+from schedmate.codeprof.readme_params import params_fact, readme_params, tokens
 from schedmate.codeprof.reader import Workdir
 from tests.codeprof.codeprof_support import make_job, params_of
 
@@ -103,13 +103,6 @@ def test_the_row_sharing_most_name_parts_wins_and_a_tie_between_sizes_gives_noth
     assert got is not None and got.value == 9_700_000 and got.where == "README.md:4"
     (root / "README.md").write_text("Model | Params\n--- | ---\nReef-S 640x640 40k | 2.3\nReef-S 640x640 40k (v2) | 2.9\n")
     assert readme_params("cfgs/reef/reef_small_640x640_40k_3x8_city.py", Workdir(root)) is None
-
-
-def test_markdown_tables_are_read_with_or_without_outer_pipes_and_short_separators() -> None:
-    text = "intro\n\nA | B\n--- |:-:\nx | 1\ny | 2\n\n| C | D |\n| :-: | -- |\n| z | 3 |\n"
-    got = tables(text)
-    assert [h for h, _ in got] == [["A", "B"], ["C", "D"]]
-    assert got[0][1] == [(5, ["x", "1"]), (6, ["y", "2"])] and got[1][1] == [(10, ["z", "3"])]
 
 
 def test_name_parts_join_neighbours_and_read_size_letters() -> None:
