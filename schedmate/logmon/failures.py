@@ -16,6 +16,7 @@ import statistics
 from collections import deque
 from dataclasses import dataclass, field
 
+from schedmate.logmon.root_cause import attribute_root_cause
 from schedmate.records import FailureAction
 
 ACTIONS: dict[str, tuple[FailureAction, bool]] = {
@@ -196,6 +197,7 @@ class FailureTracker:
         """The earliest standing candidate, specific ones first, and of those the ones a built-in rule or the
         loss found before the ones the model diagnosed or learned: the model adds failures rules cannot
         classify, it never displaces one they found."""
+        attribute_root_cause(self.candidates)
         standing = [c for c in self.candidates if not c.dismissed]
         if not standing:
             return None
