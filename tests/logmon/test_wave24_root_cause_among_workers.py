@@ -2,7 +2,8 @@
 on our own fixture lines written in the styles of real launchers with our own names and numbers: a launcher's
 wrapper (mp.spawn's re-raise, a launcher's CalledProcessError) says that a worker failed, not why, so the
 worker's own exception decides and a wrapper alone is a failure whose cause is not printed; the signal a spawn
-parent names is not a preemption; and with rank prefixes a rank's exception closes the traceback that rank
+parent names is not a preemption; a cut traceback that ends in the standard library a DataLoader called still
+fails in the DataLoader; and with rank prefixes a rank's exception closes the traceback that rank
 opened before other ranks' consequences (an NCCL timeout) were printed."""
 
 from __future__ import annotations
@@ -142,3 +143,42 @@ def test_the_root_cause_pass_moves_a_ranks_failure_back_to_its_own_traceback_lin
     assert peer1.onset_line == 6 and not other_rank_opener.dismissed
     attribute_root_cause(cands)  # idempotent
     assert exc0.onset_line == 3 and not peer1.dismissed
+
+
+# -- a traceback printed onto a progress bar, cut inside the DataLoader starting its workers --------------------
+
+DATA = "/srv/env/lib/python3.9/site-packages/torch/utils/data/dataloader.py"
+
+
+def _bar_then_cut_traceback(innermost: str, epoch_before: bool = True) -> str:
+    before = "[3/40] loss_g: 0.0411 loss_d: 0.5123: 100%|██████████| 310/310 [01:12<00:00,  4.28it/s]\n"
+    return ((before if epoch_before else "")
+            + "  0%|          | 0/310 [00:00<?, ?it/s]Traceback (most recent call last):\n"
+            '  File "/home/lab/gan/fit_gan.py", line 77, in <module>\n'
+            "    for hr, lr in bar:\n"
+            f'  File "{DATA}", line 441, in __iter__\n'
+            "    return self._get_iterator()\n"
+            f'  File "{DATA}", line 1042, in __init__\n'
+            "    w.start()\n" + innermost)
+
+
+def test_a_traceback_printed_onto_a_progress_bar_and_cut_in_the_dataloader_is_a_failure_and_the_bar_counts():
+    r = report_of(_bar_then_cut_traceback(""))
+    assert r.failure.failed and r.failure.onset_line == 2
+    assert (r.progress.current_step, r.progress.total_steps) == (0, 310)
+
+
+def test_the_standard_library_a_dataloader_calls_does_not_hide_where_a_cut_traceback_failed():
+    innermost = ('  File "/usr/lib/python3.9/multiprocessing/process.py", line 121, in start\n'
+                 "    self._popen = self._Popen(self)\n"
+                 '  File "/usr/lib/python3.9/multiprocessing/context.py", line 224, in _Popen\n'
+                 "    return _default_context.get_context().Process._Popen(process_obj)\n")
+    f = report_of(_bar_then_cut_traceback(innermost)).failure
+    assert f.failed and f.category.value == "dataloader"
+
+
+def test_a_users_frame_after_the_dataloader_still_clears_the_hint():
+    innermost = ('  File "/home/lab/gan/pairs.py", line 33, in __getitem__\n'
+                 "    img = self.decode(path)\n")
+    f = report_of(_bar_then_cut_traceback(innermost, epoch_before=False)).failure
+    assert f.failed and f.category.value == "other"
