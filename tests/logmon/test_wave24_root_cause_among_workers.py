@@ -182,3 +182,38 @@ def test_a_users_frame_after_the_dataloader_still_clears_the_hint():
                  "    img = self.decode(path)\n")
     f = report_of(_bar_then_cut_traceback(innermost, epoch_before=False)).failure
     assert f.failed and f.category.value == "other"
+
+
+def test_a_launcher_calledprocesserror_whose_exit_status_names_a_signal_keeps_that_reading():
+    text = ("subprocess.CalledProcessError: Command '['/srv/env/bin/python', 'tune_lm.py']' returned non-zero "
+            "exit status 139.\n")
+    f = report_of(text).failure
+    assert f.failed and f.category.value == "segfault"
+
+
+# -- peers' consequences -------------------------------------------------------------------------------------
+
+
+def test_horovods_shutdown_notice_alone_is_a_failure_whose_cause_is_not_printed():
+    text = ("2022-05-04 09:12:44.101: W tensorflow/core/framework/op_kernel.cc:1651] OP_REQUIRES failed at "
+            "mpi_ops.cc:402 : Unknown: Horovod has been shut down. This was caused by an exception on one of the "
+            "ranks or an attempt to allreduce after one of the ranks finished execution.\n")
+    f = report_of(text).failure
+    assert f.failed and f.category.value == "other"
+
+
+def test_a_peers_aborted_communicator_printed_just_before_a_ranks_own_error_yields_to_it():
+    text = ("[rank1]:[E ProcessGroupNCCL.cpp:1182] [Rank 1] NCCL communicator was aborted on rank 1.\n"
+            "[rank0]: Traceback (most recent call last):\n"
+            '[rank0]:   File "/work/pretrain.py", line 52, in <module>\n'
+            "[rank0]:     logits = head(features)\n"
+            "[rank0]: ValueError: expected 512 features, got 768\n")
+    f = report_of(text).failure
+    assert f.failed and f.category.value == "user_code"
+
+
+def test_a_peers_timeout_alone_stays_a_communication_failure():
+    text = ("[rank1]:[E ProcessGroupNCCL.cpp:577] [Rank 1] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600100 milliseconds\n")
+    f = report_of(text).failure
+    assert f.failed and f.category.value == "nccl"
