@@ -12,10 +12,12 @@ later error lines are usually consequences (ranks torn down by the launcher, NCC
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import deque
 from dataclasses import dataclass, field
 
+from schedmate.logmon.root_cause import attribute_root_cause
 from schedmate.records import FailureAction
 
 ACTIONS: dict[str, tuple[FailureAction, bool]] = {
@@ -69,6 +71,9 @@ class Candidate:
     confidence: float = 0.9
     extra: dict[str, object] = field(default_factory=dict)
 
+
+_STDLIB_FRAME = re.compile(r'File "[^"\n]*[\\/]lib[\\/]python\d+(?:\.\d+)?[\\/](?!(?:site|dist)-packages[\\/])[^"\n]*"')
+"""A frame of Python's own library (`.../lib/python3.6/multiprocessing/context.py`), not of an installed package."""
 
 RECONVERGE_FACTOR = 4.0
 """A loss spike is a new curve, not a divergence, once the loss falls this many times below the spike's peak."""
@@ -127,6 +132,8 @@ class FailureTracker:
         c = self._open_block(lineno, rank)
         if c is not None and c.weak:
             c.last_line = lineno
+            if hint is None and c.extra.get("frame_hint") and _STDLIB_FRAME.search(text):
+                return  # the standard library the hinted machinery called (a DataLoader starting its workers)
             c.extra["frame_hint"], c.extra["frame_text"] = hint, text
 
     def on_retry_succeeded(self) -> None:
@@ -196,6 +203,7 @@ class FailureTracker:
         """The earliest standing candidate, specific ones first, and of those the ones a built-in rule or the
         loss found before the ones the model diagnosed or learned: the model adds failures rules cannot
         classify, it never displaces one they found."""
+        attribute_root_cause(self.candidates)
         standing = [c for c in self.candidates if not c.dismissed]
         if not standing:
             return None

@@ -28,6 +28,7 @@ from schedmate.logmon.launch_errors import LAUNCH_ERROR_RULES
 from schedmate.logmon.rank_failures import RANK_FAILURE_RULES
 from schedmate.logmon.research_prints import SHELL_SIGNAL_RULES
 from schedmate.logmon.resource_errors import RESOURCE_ERROR_RULES
+from schedmate.logmon.root_cause import WRAPPER_RULES
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.stated_failures import STATED_FAILURE_RULES
 from schedmate.logmon.tables import nonfinite_loss
@@ -46,6 +47,7 @@ EARLY_ERROR_RULES: list[Rule] = [
     *RESOURCE_ERROR_RULES,  # descriptors exhausted, cuDNN failing: exceptions that are not code errors
     *KERNEL_AND_WORKER_ERROR_RULES,  # a loader worker's re-raised exception, a CUDA kernel's assertion
     *RANK_FAILURE_RULES,  # a DataParallel replica's exception, an MPI/Horovod launcher's summary
+    *WRAPPER_RULES,  # a launcher re-raising a worker's failure: weak, the worker's exception decides (`root_cause`)
 ]
 
 GENERIC_CATEGORIES = ("other", "user_code")
