@@ -121,7 +121,13 @@ class RuleSet:
         digits = text.translate(_ZEROS)
         low = text.lower()
         searched: dict[int, re.Match[str] | None] = {}  # the recent rules' searches, not repeated by the scan
-        for r in self._mru_ordered:
+        recent = self._mru_ordered
+        for r in recent:
+            if self._nothing_earlier(r, digits):
+                break
+        else:  # no recent rule's hit could be kept: the ordered scan decides whatever they find
+            recent = []
+        for r in recent:
             nd = r.needles
             if nd:
                 for n in nd:
@@ -210,10 +216,10 @@ class RuleSet:
         for i, r in enumerate(mru):
             if r is rule:  # found without the dataclass's field-by-field `==` on the rules before it
                 del mru[i]
-                break
-        else:
-            if rule in mru:  # an equal rule, another object
-                mru.remove(rule)
+                mru.insert(0, rule)
+                return  # the same rules: their list order stands
+        if rule in mru:  # an equal rule, another object
+            mru.remove(rule)
         mru.insert(0, rule)
         del mru[self._mru_size:]
         self._mru_ordered = sorted(mru, key=lambda r: self._order[id(r)])
