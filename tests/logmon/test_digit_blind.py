@@ -46,3 +46,13 @@ def test_lines_of_one_shape_get_each_their_own_ordered_scans_answer():
         want, got = _ordered_scan(rules, text), rs.match(text)
         assert got[0] is want[0], text
         assert (got[1] and got[1].span()) == (want[1] and want[1].span())
+
+
+def test_a_recent_progress_rule_gives_way_to_an_error_printed_on_its_line():
+    rules = builtin_rules()
+    rs = RuleSet(rules)
+    bar = "  4%|▍         | 120/3000 [00:40<16:00,  3.00it/s, loss=2.31]"
+    for text in [bar, bar.replace("120", "121"), bar + "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+                 bar.replace("120", "122"), "step 5 exited with code 137", bar.replace("120", "123")]:
+        want, got = _ordered_scan(rules, text), rs.match(text)
+        assert got[0] is want[0], text
