@@ -200,10 +200,11 @@ class LineNormalizer:
         data = self._partial + text
         parts = data.split("\n")
         self._partial = parts.pop()
-        out = []
+        out: list[LogLine] = []
+        add, untag, carry, unwrap = out.extend, self._untag, self._carry, self._unwrap  # bound once per chunk
         for raw in parts:
             self.lineno += 1
-            out += unglue(self._unwrap(self._carry(self._untag(normalize_line(raw, self.lineno)))))
+            add(unglue(unwrap(carry(untag(normalize_line(raw, self.lineno))))))
         return out
 
     def flush(self) -> list[LogLine]:

@@ -5,6 +5,7 @@ description names side work (evaluation, data preparation, metrics) rather than 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from schedmate.logmon.ingest import case_folds_as_lower
 
@@ -53,6 +54,7 @@ DATA_BAR_RATE = 1000.0
 """Iterations per second above which a bar counts data (vectors loaded, files read), not training steps."""
 
 
+@lru_cache(maxsize=4096)  # a pure function of the label, and a log repeats its bars' descriptions
 def side_label(label: str | None) -> bool:
     """A counter described as evaluation, data preparation or metrics work (and not as training)."""
     if not label:

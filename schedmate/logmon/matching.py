@@ -3,33 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
+from schedmate.logmon.digit_blind import ZEROS as _ZEROS
+from schedmate.logmon.digit_blind import digit_blind
 from schedmate.logmon.rules import BENIGN_RULES, Rule
 
-_EARLIER_CACHE: dict[tuple[int, ...], list[re.Pattern[str] | None]] = {}
-"""Needle searches per rule list (the built-in list is the same for every monitor)."""
-_ZEROS = str.maketrans("123456789", "000000000")
-
-
-def literal_trie(words: Iterable[str]) -> str:
-    """A regex matching any of `words`, as a trie (`ab(?:c|d)`): Python's `re` tries a flat alternation's
-    every branch at every position, a trie one character at a time."""
-    trie: dict[str, dict] = {}  # type: ignore[type-arg]
-    for w in words:
-        t = trie
-        for ch in w:
-            t = t.setdefault(ch, {})
-        t[""] = {}
-
-    def emit(t: dict[str, dict]) -> str:  # type: ignore[type-arg]
-        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(t.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return f"(?:{body})?" if "" in t else body
-
-    return emit(trie)
+_BLIND: dict[int, tuple[re.Pattern[str], bool]] = {}
+"""Per rule regex (by id, with the regex kept alive): whether it is digit-blind (`digit_blind.py`)."""
+_HAS_DIGIT = re.compile(r"\d")
 
 
 class RuleSet:
@@ -38,7 +20,7 @@ class RuleSet:
     The result is that of the ordered scan (the first rule in list order whose needle occurs and whose
     regex matches), with one shortcut: the most recently matched progress rules are tried first, in list
     order, and a hit is kept only when no needle of an earlier benign, error or pause rule occurs in the line
-    (one precompiled search). So a progress bar with a crash message printed onto it still reaches the error
+    (decided once per line shape). So a progress bar with a crash message printed onto it still reaches the error
     rules, and a specific progress rule still wins over a generic one once both have been used; a progress
     rule never used in the log before is found by the ordered scan as soon as the recent ones miss.
     """
@@ -48,43 +30,19 @@ class RuleSet:
         self._mru: list[Rule] = []  # most recent first
         self._mru_ordered: list[Rule] = []  # the same rules in list order (tried in this order)
         self._mru_size = mru_size
-        self._earlier: dict[int, re.Pattern[str] | None] = {}
         self._order: dict[int, int] = {}
-        self._clear: dict[tuple[int, str], bool] = {}  # (rule, line shape) -> no earlier needle can occur
         self._zeroed: list[tuple[Rule, tuple[str, ...]]] = []  # every rule with its needles' digits zeroed
         self._candidates: dict[str, list[Rule]] = {}  # line shape -> rules, in list order, whose needle may occur
+        self._plans: dict[str, tuple[int, list[tuple[Rule, tuple[str, ...] | None]]]] = {}  # digit shape -> `_plan`
         self._reindex()
 
     def _reindex(self) -> None:
-        """Per rule: a search for any needle of the non-progress rules before it (None: none can match)."""
-        key = tuple(id(r) for r in self.rules)
-        earlier = _EARLIER_CACHE.get(key)
-        if earlier is None:
-            earlier = []
-            needles: set[str] = set()
-            always = False  # an earlier rule without needles may match any line
-            for r in self.rules:
-                if always:
-                    earlier.append(re.compile(""))
-                else:
-                    # every digit as 0: the search runs on lines with their digits zeroed (the cache key)
-                    earlier.append(re.compile(literal_trie({n.translate(_ZEROS) for n in needles})) if needles
-                                   else None)
-                if r.kind == "progress":
-                    continue  # among progress rules, the recently used ones are tried in list order
-                if r.needles:
-                    needles.update(r.needles)
-                else:
-                    always = True
-            if len(_EARLIER_CACHE) > 64:
-                _EARLIER_CACHE.clear()
-            _EARLIER_CACHE[key] = earlier
-        self._earlier = dict(zip(key, earlier))
-        self._clear = {}
+        """The caches of the old list dropped; the rules' positions and needles with their digits zeroed."""
         self._candidates = {}
+        self._plans = {}
         self._zeroed = [(r, tuple(n.translate(_ZEROS) for n in r.needles)) for r in self.rules]
-        self._order = {k: i for i, k in enumerate(key)}
-        self._mru = [r for r in self._mru if id(r) in self._earlier]
+        self._order = {id(r): i for i, r in enumerate(self.rules)}
+        self._mru = [r for r in self._mru if id(r) in self._order]
         self._mru_ordered = sorted(self._mru, key=lambda r: self._order[id(r)])
 
     def add(self, rule: Rule, first: bool = True) -> None:
@@ -112,25 +70,28 @@ class RuleSet:
         return None, None
 
     def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
+        digits = text.translate(_ZEROS)
         low = text.lower()
-        shape = low.translate(_ZEROS)
         searched: dict[int, re.Match[str] | None] = {}  # the recent rules' searches, not repeated by the scan
-        for r in self._mru_ordered:
-            nd = r.needles
-            if nd:
-                for n in nd:
-                    if n in low:
-                        break
-                else:
-                    continue
-            m = searched[id(r)] = r.regex.search(text)
-            if m is not None:
-                if self._nothing_earlier(r, shape):
-                    return r, m
-                break  # an earlier rule might match: the ordered scan decides
-        for r in self._candidates_for(shape):
-            nd = r.needles
-            if nd:
+        found = self._plans.get(digits)
+        blocker, plan = found if found is not None else self._plan(digits)
+        recent = self._mru_ordered
+        if recent and self._order[id(recent[0])] <= blocker:  # else no recent rule's hit could be kept
+            for r in recent:
+                nd = r.needles
+                if nd:
+                    for n in nd:
+                        if n in low:
+                            break
+                    else:
+                        continue
+                m = searched[id(r)] = r.regex.search(text)
+                if m is not None:
+                    if self._order[id(r)] <= blocker:  # no needle of an earlier non-progress rule occurs
+                        return r, m
+                    break  # an earlier rule might match: the ordered scan decides
+        for r, nd in plan:
+            if nd is not None:
                 for n in nd:
                     if n in low:
                         break
@@ -143,6 +104,40 @@ class RuleSet:
                 return r, m
         return None, None
 
+    def _plan(self, digits: str) -> tuple[int, list[tuple[Rule, tuple[str, ...] | None]]]:
+        """For lines of one digit shape (`digits`: the line with its digits zeroed): the blocker, the position of
+        the first non-progress rule whose needle may occur (its needle, digits zeroed, occurs in the shape; or it
+        has none; the list's length if no rule), so that a recent rule up to it has no earlier needle in the line;
+        and the ordered scan, as (rule, needles left to check on the line, None: none). Left out of the scan:
+        rules whose needles cannot occur (a needle without digits occurs in the line exactly when it occurs in the
+        shape) and digit-blind rules whose regex fails on the shape (so on the line); the scan ends at a
+        digit-blind rule that matches the shape with no needle left to check (it matches the line). So the scan
+        gives the ordered scan's answer with about one regex search per line. Cached per shape."""
+        if len(self._plans) >= 4096:
+            self._plans.clear()
+        plan: list[tuple[Rule, tuple[str, ...] | None]] = []
+        shape = digits.lower()
+        blocker = len(self.rules)
+        for i, (r, zn) in enumerate(self._zeroed):
+            if r.kind != "progress" and (not zn or any(n in shape for n in zn)):
+                blocker = i
+                break
+        for r in self._candidates_for(shape):
+            left: tuple[str, ...] | None = None
+            if r.needles and not any(n in shape for n in r.needles if _HAS_DIGIT.search(n) is None):
+                left = tuple(n for n in r.needles if _HAS_DIGIT.search(n) is not None)
+                if not left:
+                    continue
+            if _is_blind(r.regex):
+                if r.regex.search(digits) is None:
+                    continue
+                if left is None:
+                    plan.append((r, None))
+                    break
+            plan.append((r, left))
+        found = self._plans[digits] = (blocker, plan)
+        return found
+
     def _candidates_for(self, shape: str) -> list[Rule]:
         """The rules, in list order, with a needle (digits zeroed) in the line's shape, or without needles: a
         superset of those whose needle occurs in the line (the scan still checks the needles themselves), cached
@@ -154,30 +149,24 @@ class RuleSet:
             found = self._candidates[shape] = [r for r, zn in self._zeroed if not zn or any(n in shape for n in zn)]
         return found
 
-    def _nothing_earlier(self, rule: Rule, shape: str) -> bool:
-        """No needle of an earlier non-progress rule occurs in the line. Decided on the line's shape (every
-        digit as 0, needles likewise): a shape without a needle means a line without one; the answer is cached
-        per shape, since a log repeats a few shapes."""
-        earlier = self._earlier[id(rule)]
-        if earlier is None:
-            return True
-        key = (id(rule), shape)
-        clear = self._clear.get(key)
-        if clear is None:
-            if len(self._clear) >= 4096:
-                self._clear.clear()
-            clear = self._clear[key] = earlier.search(key[1]) is None
-        return clear
-
     def _remember(self, rule: Rule) -> None:
         mru = self._mru
         for i, r in enumerate(mru):
             if r is rule:  # found without the dataclass's field-by-field `==` on the rules before it
                 del mru[i]
-                break
-        else:
-            if rule in mru:  # an equal rule, another object
-                mru.remove(rule)
+                mru.insert(0, rule)
+                return  # the same rules: their list order stands
+        if rule in mru:  # an equal rule, another object
+            mru.remove(rule)
         mru.insert(0, rule)
         del mru[self._mru_size:]
         self._mru_ordered = sorted(mru, key=lambda r: self._order[id(r)])
+
+
+def _is_blind(regex: re.Pattern[str]) -> bool:
+    found = _BLIND.get(id(regex))
+    if found is None or found[0] is not regex:
+        if len(_BLIND) > 4096:  # learned rules come and go
+            _BLIND.clear()
+        found = _BLIND[id(regex)] = (regex, digit_blind(regex))
+    return found[1]

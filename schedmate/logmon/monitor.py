@@ -211,7 +211,8 @@ class Monitor(Resolution):
         if self.progress.batch_size is None and "atch" in text:
             self.progress.batch_size = batch_size_of(text)
         rule, m = self.rules.match(text)
-        if rule is None or not rule.kind.startswith("error:"):
+        is_error = rule is not None and rule.kind.startswith("error:")
+        if not is_error:
             self.shapes.offer(ll.lineno, text, ll.ts)
             if self.progress.step is None and nonfinite_loss(text) and self.shapes.last_is_progress():
                 self.failures.on_loss(math.nan, ll.lineno, text, ll.rank)  # `Loss is Infinity` on a print no rule reads
@@ -223,7 +224,7 @@ class Monitor(Resolution):
                 self._recent.append(ll)
                 self.rules_matched += 1
                 return
-        if rule is None or (rule.source != "builtin" and not rule.kind.startswith("error:")):
+        if rule is None or (rule.source != "builtin" and not is_error):
             # tables and key/value prints (tables.py), read before a rule learned for one of their lines
             csv_row, rows = self.csv.accept(ll)
             taken = csv_row or self.tables.accept(ll)

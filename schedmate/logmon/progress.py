@@ -43,6 +43,10 @@ _LABEL_EPOCH = re.compile(r"\bepoch\W{0,3}(\d+)(?: ?(?:/|of) ?(\d+))?", re.IGNOR
 _INNER_COUNTER = re.compile(r"[ ,|;:]{0,3}[(\[] ?(\d+) ?/ ?(\d+) ?[)\]](?![/\d])")
 
 
+def _has_rate(values: dict[str, float]) -> bool:
+    return "it_s" in values or "s_it" in values or "ms_it" in values  # `_RATE_FIELDS`, without a generator
+
+
 def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, float], str | None]:
     """The field values of a matched progress line, with the rate figure the line states in its own words
     when the rule has none, and the counter's label."""
@@ -59,17 +63,17 @@ def line_values(rule: Rule, m: re.Match[str], text: str) -> tuple[dict[str, floa
             return values, counter_label(text, m)
     if rule.epoch_counter:
         values[EPOCH_LINE] = 1.0
-        if not any(f in values for f in _RATE_FIELDS):  # `Epoch: 14  Time: 61.3263  Loss: 6.09`: the epoch's time
+        if not _has_rate(values):  # `Epoch: 14  Time: 61.3263  Loss: 6.09`: the epoch's time
             values.update(rate_figures(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():]))
-    if "epoch" in values and "step" not in values and not any(f in values for f in _RATE_FIELDS):
+    if "epoch" in values and "step" not in values and not _has_rate(values):
         took = epoch_duration(text[m.end("epoch") if "epoch" in m.re.groupindex else m.end():])
         if took is not None:  # `Epoch 12/100 [133.2s] | loss ..`: how long the epoch took
             values[EPOCH_SECONDS] = took
-    if "step" in values and not any(f in values for f in _RATE_FIELDS):
+    if "step" in values and not _has_rate(values):
         values.update(rate_figures(text[m.start("step"):]))
-        if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
+        if "elapsed_s" not in values and not _has_rate(values):
             values.update(elapsed_figure(text[m.start("step"):]))
-        if "elapsed_s" not in values and not any(f in values for f in _RATE_FIELDS):
+        if "elapsed_s" not in values and not _has_rate(values):
             values.update(time_column(text[m.start("step"):]))  # `elapsed 1.5m`, `| 12.3s |`
     return values, counter_label(text, m)
 

@@ -141,7 +141,7 @@ def template_of(text: str) -> tuple[str, tuple[float, ...]] | None:
     try:
         return template, tuple(map(float, found))  # plain numbers, nan, inf (as `_field_value` reads them)
     except ValueError:  # a clock, a dotted or dotless capital i
-        return template, tuple(_field_value(f) for f in found)
+        return template, tuple(map(_field_value, found))
 
 
 def parse(text: str) -> tuple[str, tuple[Field, ...], tuple[float, ...]] | None:

@@ -214,8 +214,9 @@ def nonfinite_loss(text: str) -> bool:
     """Whether a progress line states a loss-like metric that is nan or inf (whatever the metric's name)."""
     if case_folds_as_lower(text):  # ignoring case is lower-casing: no `nan`/`inf`, no match (a test before the regex)
         low = text.lower()
-        if "nan" not in low and "inf" not in low:
-            return False
+        if "nan" not in low and "inf" not in low or not (
+                "loss" in low or "ppl" in low or "perplexity" in low or "xent" in low or "nll" in low):
+            return False  # also a metric name the regex needs (`INFO` holds `inf`)
     return any("scale" not in m[1].lower() and "grad" not in m[1].lower() for m in _NONFINITE_LOSS.finditer(text))
 
 

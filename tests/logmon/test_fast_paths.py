@@ -24,6 +24,7 @@ LINES = [
     "epoch 2 | avr_loss=NaN | ppl: inf | loss_scale: inf",
     "",
     "\u0131nf \u0130NFINITY \u0130nfinity\u212a nan\u017f x.5 -.5e3 +7 1:02:03,5 1234:56:78 a1 .5.5 1e+",
+    "INFO train: step 3 xent=inf", "INFO [3/40] NLL: NaN", "INFO model info: 12 layers", "Infinite loop guard: on",
     "loss=\u0131nf lr=-inf ppl=NaN, step 3/40 ETA 00:01:02 \u0663\u0664 it/s",
 ]
 
