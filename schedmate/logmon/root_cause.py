@@ -30,12 +30,23 @@ The pass runs over the failure candidates only (a handful per log), never over l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from schedmate.logmon.rules import Rule
 
-if TYPE_CHECKING:
-    from schedmate.logmon.failures import Candidate
+
+class Candidate(Protocol):
+    """What the pass reads and sets of `failures.Candidate` (a protocol, so that neither module imports the
+    other's)."""
+
+    dismissed: bool
+    weak: bool
+    rank: int | None
+    source: str
+    rule: str | None
+    category: str
+    onset_line: int
+    last_line: int
 
 _SPAWN = r"(?:torch\.multiprocessing\.spawn\.)?"
 
