@@ -38,6 +38,9 @@ def substitute(code: str, lk: Lookup, expand_string: Expand) -> str:
             return unknown("$(grep ...)")
         got = run_pipeline(expanded, lk.read)
         return got[0] if got is not None else unknown("$(grep ...)")
+    bc_value = _bc_idiom(code, lk, expand_string)
+    if bc_value is not None:
+        return bc_value
     words = _split_words(code)
     if words is None:
         return unknown("$(...)")
@@ -111,6 +114,24 @@ def _counting_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
                 return str(len(items.strip().split(",")))
             return str(len([x for x in items.split(",") if x.strip()]))
     return None
+
+
+def _bc_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
+    """`$(echo "EXPR" | bc)`: bc's integer result when EXPR expands to one integer expression; unknown when
+    it does not; None when `code` is not this idiom."""
+    from schedmate.codeprof.shell.bc import bc_eval, bc_operand
+
+    operand = bc_operand(code)
+    if operand is None:
+        return None
+    words = _split_words(operand)
+    if not words:
+        return unknown("$(echo ... | bc)")
+    parts = [expand_string(_requote(w), lk) for w in words]
+    if any(is_unknown(p) for p in parts):
+        return unknown("$(echo ... | bc)")
+    got = bc_eval(" ".join(parts))
+    return str(got) if got is not None else unknown("$(echo ... | bc)")
 
 
 def _expand_outside_single_quotes(code: str, lk: Lookup, expand_string: Expand) -> str | None:
