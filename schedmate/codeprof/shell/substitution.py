@@ -94,6 +94,12 @@ _COUNT_ITEMS = (
     re.compile(r"^echo\s+(-n\s+)?" + _LIST + r"""\s*\|\s*tr\s+["']?,["']?\s+["']?\\n["']?\s*\|\s*wc\s+-l$"""),
     re.compile(r"""^jq\s+-n\s+["']\[(?P<list>\$\{?\w+\}?)\]\s*\|\s*length["']$"""),
 )
+# counting the commas of such a list (the caller adds one): `echo $DEVICES | grep -o , | wc -l`,
+# `echo $DEVICES | tr -cd , | wc -c`
+_COUNT_COMMAS = (
+    re.compile(r"^echo\s+(-n\s+)?" + _LIST + r"""\s*\|\s*grep\s+-o\s+["']?,["']?\s*\|\s*wc\s+-l$"""),
+    re.compile(r"^echo\s+(-n\s+)?" + _LIST + r"""\s*\|\s*tr\s+-cd\s+["']?,["']?\s*\|\s*wc\s+-c$"""),
+)
 
 
 def _counting_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
@@ -113,6 +119,11 @@ def _counting_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
             if k == 1:  # `tr , '\n' | wc -l` counts lines: an empty list is still one line
                 return str(len(items.strip().split(",")))
             return str(len([x for x in items.split(",") if x.strip()]))
+    for rx in _COUNT_COMMAS:
+        m = rx.match(code)
+        if m:
+            items = expand_string(m.group("list"), lk)
+            return unknown("$(count of commas)") if is_unknown(items) else str(items.count(","))
     return None
 
 
