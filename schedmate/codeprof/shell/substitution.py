@@ -38,6 +38,9 @@ def substitute(code: str, lk: Lookup, expand_string: Expand) -> str:
             return unknown("$(grep ...)")
         got = run_pipeline(expanded, lk.read)
         return got[0] if got is not None else unknown("$(grep ...)")
+    bc_value = _bc_idiom(code, lk, expand_string)
+    if bc_value is not None:
+        return bc_value
     words = _split_words(code)
     if words is None:
         return unknown("$(...)")
@@ -91,6 +94,12 @@ _COUNT_ITEMS = (
     re.compile(r"^echo\s+(-n\s+)?" + _LIST + r"""\s*\|\s*tr\s+["']?,["']?\s+["']?\\n["']?\s*\|\s*wc\s+-l$"""),
     re.compile(r"""^jq\s+-n\s+["']\[(?P<list>\$\{?\w+\}?)\]\s*\|\s*length["']$"""),
 )
+# counting the commas of such a list (the caller adds one): `echo $DEVICES | grep -o , | wc -l`,
+# `echo $DEVICES | tr -cd , | wc -c`
+_COUNT_COMMAS = (
+    re.compile(r"^echo\s+(-n\s+)?" + _LIST + r"""\s*\|\s*grep\s+-o\s+["']?,["']?\s*\|\s*wc\s+-l$"""),
+    re.compile(r"^echo\s+(-n\s+)?" + _LIST + r"""\s*\|\s*tr\s+-cd\s+["']?,["']?\s*\|\s*wc\s+-c$"""),
+)
 
 
 def _counting_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
@@ -110,7 +119,30 @@ def _counting_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
             if k == 1:  # `tr , '\n' | wc -l` counts lines: an empty list is still one line
                 return str(len(items.strip().split(",")))
             return str(len([x for x in items.split(",") if x.strip()]))
+    for rx in _COUNT_COMMAS:
+        m = rx.match(code)
+        if m:
+            items = expand_string(m.group("list"), lk)
+            return unknown("$(count of commas)") if is_unknown(items) else str(items.count(","))
     return None
+
+
+def _bc_idiom(code: str, lk: Lookup, expand_string: Expand) -> str | None:
+    """`$(echo "EXPR" | bc)`: bc's integer result when EXPR expands to one integer expression; unknown when
+    it does not; None when `code` is not this idiom."""
+    from schedmate.codeprof.shell.bc import bc_eval, bc_operand
+
+    operand = bc_operand(code)
+    if operand is None:
+        return None
+    words = _split_words(operand)
+    if not words:
+        return unknown("$(echo ... | bc)")
+    parts = [expand_string(_requote(w), lk) for w in words]
+    if any(is_unknown(p) for p in parts):
+        return unknown("$(echo ... | bc)")
+    got = bc_eval(" ".join(parts))
+    return str(got) if got is not None else unknown("$(echo ... | bc)")
 
 
 def _expand_outside_single_quotes(code: str, lk: Lookup, expand_string: Expand) -> str | None:
