@@ -18,6 +18,7 @@ import math
 import operator
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Any
 
 from schedmate.codeprof.config_tree import ConfigTree, Reader, merge, parse_any, resolve_interpolations
@@ -168,8 +169,6 @@ def compose(read: Reader, root: str, primary: str, overrides: list[str], env: di
     """The composed config of `primary` (a name under the config directory `root`) with the command-line
     `overrides` (`group=option`, `+group=option`, `a.b=value`). `legacy`: Hydra 0.x, where a group's config
     merges at the top level (no `group.` package) unless its header says otherwise."""
-    from schedmate.codeprof.static.hydra_paths import search_roots
-
     tree = ConfigTree()
     root = root.strip("/")
     search: list[str] = []
@@ -299,3 +298,24 @@ def _div_up(args: str) -> Any:
 
 RESOLVERS = {"eval": lambda arg: safe_eval(arg.strip().strip("'\"")), "div_up": _div_up}
 """custom OmegaConf resolvers real repositories register, for literal arguments only"""
+
+
+def search_roots(primary: dict[str, Any] | None, exists_dir: Callable[[str], bool]) -> list[str]:
+    """Config roots a primary config adds with `hydra.searchpath` (`pkg://a.b.c` -> `a/b/c`, `file://x` ->
+    `x`), those that are directories of the workdir, in order."""
+    hyd = primary.get("hydra") if isinstance(primary, dict) else None
+    paths = hyd.get("searchpath") if isinstance(hyd, dict) else None
+    out: list[str] = []
+    for p in paths if isinstance(paths, list) else []:
+        if not isinstance(p, str):
+            continue
+        if p.startswith("pkg://"):
+            d = p[len("pkg://"):].strip("/").replace(".", "/")
+        elif p.startswith("file://"):
+            d = p[len("file://"):].strip("/")
+        else:
+            continue
+        d = posixpath.normpath(d)
+        if d and not d.startswith("..") and "$" not in d and exists_dir(d) and d not in out:
+            out.append(d)
+    return out

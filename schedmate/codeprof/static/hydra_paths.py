@@ -9,8 +9,7 @@
 A candidate counts only when the primary config is there (`<dir>/<config_name>.yaml`), and only when
 exactly one directory qualifies: two readings that both exist are a guess, and no guess is made.
 
-- `hydra.searchpath: [pkg://a.b.config.common, file://conf/shared]` in the primary config: more config
-  roots, searched after the primary's own directory (`search_roots`).
+(`hydra.searchpath` roots are read by `hydra_compose.search_roots`.)
 """
 
 from __future__ import annotations
@@ -93,24 +92,3 @@ def _is_literal(src: str) -> bool:
     except SyntaxError:
         return False
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
-
-
-def search_roots(primary: dict[str, Any] | None, exists_dir: Callable[[str], bool]) -> list[str]:
-    """Config roots a primary config adds with `hydra.searchpath` (`pkg://a.b.c` -> `a/b/c`, `file://x` ->
-    `x`), those that are directories of the workdir, in order."""
-    hyd = primary.get("hydra") if isinstance(primary, dict) else None
-    paths = hyd.get("searchpath") if isinstance(hyd, dict) else None
-    out: list[str] = []
-    for p in paths if isinstance(paths, list) else []:
-        if not isinstance(p, str):
-            continue
-        if p.startswith("pkg://"):
-            d = p[len("pkg://"):].strip("/").replace(".", "/")
-        elif p.startswith("file://"):
-            d = p[len("file://"):].strip("/")
-        else:
-            continue
-        d = posixpath.normpath(d)
-        if d and not d.startswith("..") and "$" not in d and exists_dir(d) and d not in out:
-            out.append(d)
-    return out
