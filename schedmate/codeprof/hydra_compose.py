@@ -18,6 +18,7 @@ import math
 import operator
 import posixpath
 import re
+from collections.abc import Callable
 from typing import Any
 
 from schedmate.codeprof.config_tree import ConfigTree, Reader, merge, parse_any, resolve_interpolations
@@ -26,6 +27,22 @@ from schedmate.codeprof.configs import ConfigError, flatten, key_lines
 MAX_CONFIGS = 48
 """bound on the config files one composition reads"""
 _PACKAGE = re.compile(r"^\s*#\s*@package\s+(\S+)", re.MULTILINE)
+
+
+def _entry_package(pkg: str, including: str) -> str | None:
+    """The package a defaults entry `group@pkg: option` names: `_global_` is the root (""), `_here_` the
+    including config's own package, `_group_` (or nothing) the group's default (None)."""
+    if not pkg or pkg == "_group_":
+        return None
+    if pkg == "_global_":
+        return _ROOT
+    if pkg == "_here_":
+        return including or _ROOT
+    return pkg.removeprefix("_global_.")
+
+
+_ROOT = "\x00root"
+"""marks the root package in a defaults entry (an empty package means 'inherit the includer's')"""
 
 
 def _join(group: str, ref: str) -> str:
@@ -44,11 +61,18 @@ class _Composer:
         """groups the command line adds with `+group=option`: Hydra appends them to the primary's defaults"""
         self.tree = tree
         self.legacy = False
+        self.search: list[str] = []
+        """config roots the primary adds with `hydra.searchpath` (static/hydra_paths.py)"""
         self._cache: dict[str, tuple[str | None, dict[str, Any], list[Any], str] | None] = {}
 
     def path(self, rel: str) -> str:
         rel = rel if rel.endswith((".yaml", ".yml")) else f"{rel}.yaml"
-        return f"{self.root}/{rel}" if self.root else rel
+        own = f"{self.root}/{rel}" if self.root else rel
+        if self.search and self.read(own) is None:  # `hydra.searchpath` roots, after the primary's own
+            for sr in self.search:
+                if self.read(f"{sr}/{rel}") is not None:
+                    return f"{sr}/{rel}"
+        return own
 
     def load(self, rel: str) -> tuple[str | None, dict[str, Any], list[Any], str] | None:
         """(package header, own values, defaults list, text) of a config, relative to the config root."""
@@ -116,11 +140,12 @@ class _Composer:
                     grp_name, _, pkg = k.partition("@")
                     grp = _join(group, grp_name.strip())
                     choice = self.cli.get(grp, chosen.get(grp, v))
+                    pkg = _entry_package(pkg.strip(), package)
                     for option in (choice if isinstance(choice, list) else [choice]):
                         if option is None or str(option) in ("null", "None", "???"):
                             continue
                         items.append((f"{grp}/{option}", grp,
-                                      pkg.strip() or ("" if self.legacy else grp.replace("/", "."))))
+                                      pkg if pkg is not None else ("" if self.legacy else grp.replace("/", "."))))
         if depth == 0:  # `+group=option` for a group the tree does not name: appended to the primary's defaults
             named = {it[1] for it in items if it is not None}
             extra = [(f"{g}/{self.cli[g]}", g, "" if self.legacy else g.replace("/", "."))
@@ -134,7 +159,7 @@ class _Composer:
                 order.append((rel, group, package))
             else:
                 sub_rel, sub_group, sub_pkg = it
-                sub_package = sub_pkg if sub_pkg else package
+                sub_package = "" if sub_pkg == _ROOT else (sub_pkg if sub_pkg else package)
                 order.extend(self.expand(sub_rel, sub_group, sub_package, chosen, depth + 1))
         return order
 
@@ -146,6 +171,14 @@ def compose(read: Reader, root: str, primary: str, overrides: list[str], env: di
     merges at the top level (no `group.` package) unless its header says otherwise."""
     tree = ConfigTree()
     root = root.strip("/")
+    search: list[str] = []
+    primary_rel = primary if primary.endswith((".yaml", ".yml")) else f"{primary}.yaml"
+    primary_text = read(f"{root}/{primary_rel}" if root else primary_rel)
+    if primary_text is not None and "searchpath" in primary_text:
+        try:
+            search = search_roots(parse_any(primary_rel, primary_text), lambda d: d != root)
+        except ConfigError:
+            search = []
     cli_choices: dict[str, str] = {}
     values: list[tuple[str, str]] = []
     appended: list[str] = []
@@ -157,7 +190,8 @@ def compose(read: Reader, root: str, primary: str, overrides: list[str], env: di
         group = key.split("@")[0]
         option = val.removesuffix(".yaml")  # Hydra adds the extension only when the option lacks it
         probe = f"{root}/{group}/{option}.yaml" if root else f"{group}/{option}.yaml"
-        if re.fullmatch(r"[\w./-]+", val) and read(probe) is not None:
+        if re.fullmatch(r"[\w./-]+", val) and (read(probe) is not None
+                                               or any(read(f"{sr}/{group}/{option}.yaml") for sr in search)):
             cli_choices[group] = option
             if ov.startswith("+") and group not in appended:
                 appended.append(group)
@@ -165,6 +199,7 @@ def compose(read: Reader, root: str, primary: str, overrides: list[str], env: di
             values.append((key, val))
     comp = _Composer(read, root, cli_choices, tree, appended)
     comp.legacy = legacy
+    comp.search = search
     start = primary.removesuffix(".yaml").removesuffix(".yml")
     chosen: dict[str, Any] = {}
     order: list[tuple[str, str, str]] = []
@@ -263,3 +298,24 @@ def _div_up(args: str) -> Any:
 
 RESOLVERS = {"eval": lambda arg: safe_eval(arg.strip().strip("'\"")), "div_up": _div_up}
 """custom OmegaConf resolvers real repositories register, for literal arguments only"""
+
+
+def search_roots(primary: dict[str, Any] | None, exists_dir: Callable[[str], bool]) -> list[str]:
+    """Config roots a primary config adds with `hydra.searchpath` (`pkg://a.b.c` -> `a/b/c`, `file://x` ->
+    `x`), those that are directories of the workdir, in order."""
+    hyd = primary.get("hydra") if isinstance(primary, dict) else None
+    paths = hyd.get("searchpath") if isinstance(hyd, dict) else None
+    out: list[str] = []
+    for p in paths if isinstance(paths, list) else []:
+        if not isinstance(p, str):
+            continue
+        if p.startswith("pkg://"):
+            d = p[len("pkg://"):].strip("/").replace(".", "/")
+        elif p.startswith("file://"):
+            d = p[len("file://"):].strip("/")
+        else:
+            continue
+        d = posixpath.normpath(d)
+        if d and not d.startswith("..") and "$" not in d and exists_dir(d) and d not in out:
+            out.append(d)
+    return out

@@ -131,6 +131,23 @@ class ConfigFilesMixin:
         entry = [self.r.entry] if self.r.entry in self.r.py else []
         files = entry + [f for f in self.r.py if f not in entry]
         self.r.notes.extend(select_tables(self.r.params, self.r.py, files))
+        self._trainer_sections()
+
+    def _trainer_sections(self) -> None:
+        """`Trainer(**cfg.section)`, LightningCLI's default devices, per-split batch sizes
+        (static/trainer_sections.py)."""
+        from schedmate.codeprof.static import trainer_sections as ts
+
+        files = list(self.r.py)
+        for rel in list(self.r.py):  # the Trainer is often built one import further (`builders/training.py`)
+            for imp in self.r.py[rel].get("imports", []):
+                cand = self._import_file(imp, str(PurePosixPath(rel).parent))
+                if cand is not None and cand not in files and len(files) < ts.MAX_FILES:
+                    files.append(cand)
+        self.r.notes.extend(ts.copy_trainer_sections(self.r.params, files, self.wd.read_text))
+        ts.train_split_batches(self.r.params)
+        if (where := ts.lightning_cli_auto_devices(self.r.params, self.r.py, self.calls)) is not None:
+            self.r.notes.append(f"LightningCLI at {where} sets no trainer.devices: Lightning's default 'auto'")
 
     def _configargparse_files(self) -> None:
         """configargparse `key = value` files (`--config configs/x.txt` declared `is_config_file=True`, else the
@@ -280,6 +297,8 @@ class ConfigFilesMixin:
         """A `@hydra.main(config_path, config_name)` entry: the config Hydra would compose (defaults lists,
         group choices and overrides from the command line, packages, interpolations)."""
         from schedmate.codeprof.hydra_compose import compose
+        from schedmate.codeprof.static.hydra_paths import _is_literal as _literal
+        from schedmate.codeprof.static.hydra_paths import locate_hydra_config
 
         self._ds_cfg: tuple[str, dict[str, Any], str] | None = None
         for rel, c in self.calls:
@@ -291,6 +310,13 @@ class ConfigFilesMixin:
                 cli_cn = None
             cp = c["kwargs"].get("config_path", "'.'").strip("'\"")
             cn = c["kwargs"].get("config_name", "''").strip("'\"")
+            located = None
+            if not _literal(c["kwargs"].get("config_path", "'.'")) or not _literal(c["kwargs"].get("config_name", "''")):
+                # `config_path=str(ROOT / "conf")`, `config_name=CONFIG_NAME`: hydra_paths.py
+                got = locate_hydra_config(self.wd.exists, rel, c["kwargs"].get("config_path", "'.'"),
+                                          c["kwargs"].get("config_name", "''"), self.r.py.get(rel, {}).get("assigns", []))
+                if got is not None:
+                    located, cp, cn = got[0] or ".", got[0] or ".", got[1]
             legacy = "strict" in c["kwargs"]  # a Hydra 0.x argument
             if "config_name" not in c["kwargs"] and cp.endswith((".yaml", ".yml")):
                 # Hydra 0.x: `config_path` names the primary config file itself
@@ -302,7 +328,7 @@ class ConfigFilesMixin:
                 rel = self.r.entry or rel
             if cli_cn is not None and cli_cn.layer >= COMMAND_LINE and isinstance(cli_cn.value, str):
                 cn = cli_cn.value
-            root = self.wd.rel(cp, str(PurePosixPath(rel).parent)) or ""
+            root = located if located and cp == located else (self.wd.rel(cp, str(PurePosixPath(rel).parent)) or "")
             main = self.wd.rel(cn if cn.endswith((".yaml", ".yml")) else f"{cn}.yaml", root)
             if not main or not self.wd.exists(main):
                 self.r.notes.append(f"hydra config {cp}/{cn}.yaml named at {rel}:{c['line']} not found")
