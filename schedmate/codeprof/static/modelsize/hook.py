@@ -14,6 +14,7 @@ from schedmate.codeprof.static.modelsize.embedding_tables import params_from_emb
 from schedmate.codeprof.static.modelsize.family_knobs import HEADS as _HEADS
 from schedmate.codeprof.static.modelsize.family_knobs import NAME_KEYS, cnn_from_knobs, family_of_word
 from schedmate.codeprof.static.modelsize.hf_config import params_from_local_hf_config
+from schedmate.codeprof.static.modelsize.loaded_json import params_from_loaded_json
 from schedmate.codeprof.static.modelsize.knobs import params_from_knobs
 from schedmate.codeprof.static.modelsize.rl_policies import (
     ALGO_WORD,
@@ -75,6 +76,8 @@ def params_from_definition(sp: Any) -> None:
         params_from_embedding_tables(sp)
     if sp.r.val("params") is None:
         params_from_local_hf_config(sp)
+    if sp.r.val("params") is None:
+        params_from_loaded_json(sp)
     if sp.r.val("params") is None and entry and entry.endswith(".py"):
         got = count_tf_variables(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
         if got is not None:
