@@ -114,3 +114,48 @@ def test_two_guards_with_different_counts_leave_the_accumulation_unread(tmp_path
     res = analyze_code(tmp_path, "torchrun --nproc_per_node=4 train.py --batch-size 8 --update-every 4",
                        use_llm=False)
     assert res.value("grad_accum_steps") in (None, 1)
+
+
+GAN_ENTRY = """
+    import argparse
+    import torch
+    from torch.utils.data import DataLoader
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--critic_rounds", type=int, default=5)
+    p.add_argument("--n_epochs", type=int, default=50)
+    opt = p.parse_args()
+
+    gen, disc = torch.nn.Linear(8, 8).cuda(), torch.nn.Linear(8, 1).cuda()
+    opt_gen = torch.optim.Adam(gen.parameters())
+    opt_disc = torch.optim.Adam(disc.parameters())
+    loader = DataLoader(list(range(1000)), batch_size=opt.batch_size, shuffle=True)
+    for epoch in range(opt.n_epochs):
+        for i, real in enumerate(loader):
+            disc(real.cuda()).mean().backward()
+            opt_disc.step()
+            if i % opt.critic_rounds == 0:
+                disc(gen(real.cuda())).mean().backward()
+                opt_gen.step()
+"""
+
+SWITCH_ENTRY = DDP_ENTRY.replace(
+    "            if (it + 1) % args.update_every == 0:\n                optim.step()\n                optim.zero_grad()\n",
+    "            if args.update_every > 1:\n                if (it + 1) % args.update_every == 0:\n"
+    "                    optim.step()\n            else:\n                optim.step()\n")
+
+
+def test_a_generator_updated_every_few_discriminator_steps_is_not_accumulation(tmp_path):
+    make_job(tmp_path, {"wgan.py": GAN_ENTRY})
+    res = analyze_code(tmp_path, "python wgan.py --batch_size 64", use_llm=False)
+    assert res.value("grad_accum_steps") in (None, 1)
+    assert res.value("global_batch_size") in (None, 64)
+
+
+def test_an_accumulation_switch_with_a_plain_step_in_its_else_branch_still_accumulates(tmp_path):
+    make_job(tmp_path, {"train.py": SWITCH_ENTRY})
+    res = analyze_code(tmp_path, "torchrun --nproc_per_node=2 train.py --batch-size 8 --update-every 3",
+                       use_llm=False)
+    assert res.value("grad_accum_steps") == 3
+    assert res.value("global_batch_size") == 48

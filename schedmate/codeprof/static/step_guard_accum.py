@@ -4,7 +4,9 @@ N loader batches, whatever the setting is called (Darknet-style `subdivisions`, 
 
 Only a guard on the optimizer's own step counts (a scheduler, an EMA or a logger stepping every N batches
 says nothing about the batch), only a counter of batches (not of epochs), and only when every such guard in
-the sources resolves to the same N >= 2; anything else leaves the accumulation to the other readers.
+the sources resolves to the same N >= 2; anything else leaves the accumulation to the other readers. A file
+that also steps an optimizer on every batch (outside an `if accumulating: ... else:` switch) is a delayed
+update (a GAN generator every n_critic batches, TD3's actor every policy_freq), not accumulation.
 """
 
 from __future__ import annotations
@@ -42,26 +44,41 @@ def _guard_modulus(test: str) -> str | None:
     return None
 
 
+def _alternative(unguarded: dict[str, Any], guarded: dict[str, Any]) -> bool:
+    """Is `unguarded` the other branch of a switch the guarded step sits in (`if accum > 1: ... else:
+    optimizer.step()`)?"""
+    conds = set(guarded.get("when") or [])
+    return any(w.startswith("not (") and w[5:-1] in conds for w in unguarded.get("when") or []) or any(
+        f"not ({w})" in conds for w in unguarded.get("when") or [])
+
+
+def _guarded_steps(calls: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
+    """The file's optimizer steps under a batch-counter modulus, with that modulus; empty when the same file
+    also steps an optimizer every batch outside such a switch (a GAN's discriminator, TD3's critic: the
+    guarded one is a delayed update, not accumulation)."""
+    steps = [c for c in calls if _optimizer_step(c)]
+    guarded, free = [], []
+    for c in steps:
+        n = next((m for t in c.get("when") or [] if not t.startswith("not (") and (m := _guard_modulus(t))), None)
+        (guarded.append((c, n)) if n else free.append(c))
+    if any(not any(_alternative(f, g) for g, _ in guarded) for f in free):
+        return []
+    return guarded
+
+
 def step_guard_accumulation(sp: Any) -> tuple[int, list[str]] | None:
     """The N of `if <batch counter> % N == 0: optimizer.step()` when every optimizer step so guarded in the
-    sources resolves to one N >= 2; None otherwise (no guard, a negated guard, N unresolved, two values)."""
+    sources resolves to one N >= 2; None otherwise (no guard, N unresolved, two values, or a file that also
+    steps an optimizer every batch)."""
     hits: dict[int, list[str]] = {}
     for rel, s in sp.r.py.items():
-        for call in s.get("calls", []):
-            if not _optimizer_step(call):
-                continue
-            for test in call.get("when") or []:
-                if test.startswith("not ("):
-                    continue
-                n_src = _guard_modulus(test)
-                if n_src is None:
-                    continue
-                ok, value, ev = sp._resolver.eval(n_src)
-                n = to_int(value) if ok else None
-                if n is None:
-                    return None  # a guard whose N the sources leave open: do not guess around it
-                if n >= 2:
-                    hits.setdefault(n, [f"{rel}:{call['line']}", *ev])
+        for call, n_src in _guarded_steps(s.get("calls", [])):
+            ok, value, ev = sp._resolver.eval(n_src)
+            n = to_int(value) if ok else None
+            if n is None:
+                return None  # a guard whose N the sources leave open: do not guess around it
+            if n >= 2:
+                hits.setdefault(n, [f"{rel}:{call['line']}", *ev])
     if len(hits) == 1:
         ((n, where),) = hits.items()
         return n, where
