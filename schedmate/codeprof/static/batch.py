@@ -29,6 +29,7 @@ from schedmate.codeprof.static.result import precision_word
 from schedmate.codeprof.static.ds_auto_accum import ds_auto_accumulation
 from schedmate.codeprof.static.lightning_epochs import epochs_unlimited_in_code
 from schedmate.codeprof.static.nominal_accum import nominal_accumulation
+from schedmate.codeprof.static.step_guard_accum import step_guard_accumulation
 from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.sampler_split import split_by_sampler
 from schedmate.codeprof.static.seq_len import sequence_length
@@ -297,7 +298,7 @@ class BatchMixin(BatchUnitsMixin):
             accum = (self.r.launch.get("grad_accum"), self.r.launch.settings["grad_accum"].where)
         if accum is None:
             accum = self._first(ACCUM) or accumulation_by_name(r.params) or nominal_accumulation(self) \
-                or ds_auto_accumulation(self)  # a DeepSpeed "auto" nothing else fills: 1
+                or step_guard_accumulation(self) or ds_auto_accumulation(self)  # a DeepSpeed "auto" nothing else fills: 1
         if accum is not None and to_int(accum[0]) is not None:
             r.put("grad_accum_steps", max(1, to_int(accum[0])), accum[1])  # 0 (Swin-style) accumulates nothing
             loader_global(self, max(1, to_int(accum[0])), accum[1])
