@@ -10,7 +10,9 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
+from schedmate.codeprof.static.ds_auto_accum import ds_auto_accumulation
 from schedmate.codeprof.static.jax_batch import host_loader_batch
+from schedmate.codeprof.static.lightning_epochs import epochs_unlimited_in_code
 from schedmate.codeprof.static.loader_batch import (
     loader_batch_expr,
     loader_global,
@@ -20,19 +22,20 @@ from schedmate.codeprof.static.loader_batch import (
 from schedmate.codeprof.static.names import (
     ACCUM,
     EPOCHS,
+    FUZZY,
     GLOBAL,
+    LOOKALIKE,
+    LOOKALIKE_HELP,
     MICRO,
     STEPS,
     STEPS_PER_EPOCH,
 )
-from schedmate.codeprof.static.result import precision_word
-from schedmate.codeprof.static.ds_auto_accum import ds_auto_accumulation
-from schedmate.codeprof.static.lightning_epochs import epochs_unlimited_in_code
 from schedmate.codeprof.static.nominal_accum import nominal_accumulation
-from schedmate.codeprof.static.step_guard_accum import step_guard_accumulation
+from schedmate.codeprof.static.result import precision_word
 from schedmate.codeprof.static.rl_batch import rl_batches
 from schedmate.codeprof.static.sampler_split import split_by_sampler
 from schedmate.codeprof.static.seq_len import sequence_length
+from schedmate.codeprof.static.step_guard_accum import step_guard_accumulation
 
 # a batch size divided by the number of processes or GPUs
 _SPLIT_OVER_PROCESSES = re.compile(
@@ -42,21 +45,6 @@ _SPLIT_OVER_PROCESSES = re.compile(
     re.IGNORECASE)
 
 
-# names a setting goes by when no listed name fits (`nb_epoch`, `n_iters`, `imgs_per_gpu`); words that make a
-# look-alike (eval, warm-up, save, log, decay, per-epoch, ...) rule a key out
-_FUZZY = {
-    "steps": re.compile(r"^(?:(?:max|total|num|n|nb|train|training)_?)*(?:steps?|iters?|iterations?|updates?|niter)$"),
-    "epochs": re.compile(r"^(?:(?:max|total|num|n|nb|train|training)_?)*(?:epochs?|nepoch|n_ep)$"),
-    "micro": re.compile(r"^(?:(?:train|training|per_gpu|per_device|local|device|gpu)_?)*(?:batch_?size|bs|batch|"
-                        r"imgs_per_gpu|images_per_gpu|samples_per_gpu)(?:_?(?:per_gpu|per_device|train))?$"),
-}
-_LOOKALIKE = re.compile(r"eval|valid|(^|[._])val([._]|$)|test|infer|predict|warm|save|ckpt|checkpoint|log|print|"
-                        r"display|report|decay|sched|(^|[._])lr|patience|early|per_epoch|interval|freq|every|"
-                        r"sample|gen|rollout|buffer|replay|target|(^|[._])min_|start|resume|skip|anneal|ramp|"
-                        r"accum|grad|ema|swa|reg|prune|distill|teacher|pseudo", re.IGNORECASE)
-
-# an option documented as a knob of generation, sampling or evaluation is not the training run's
-_LOOKALIKE_HELP = re.compile(r"generat|sampl|inferenc|evaluat|validat|\btest", re.IGNORECASE)
 
 
 class BatchMixin(BatchUnitsMixin):
@@ -92,12 +80,12 @@ class BatchMixin(BatchUnitsMixin):
     def _fuzzy(self, kind: str) -> tuple[Any, list[str]] | None:
         """The one value the job's own settings give under a name of this kind when no listed name was
         found; None when there is none or they disagree (a guess between look-alikes is no answer)."""
-        pattern = _FUZZY[kind]
+        pattern = FUZZY[kind]
         hits: dict[int, list[str]] = {}
         for key, pv in self.r.params.items():
             leaf = key.rsplit(".", 1)[-1]
-            if pv.layer < CODE_DEFAULT or not pattern.match(leaf) or _LOOKALIKE.search(key) or not training_leaf(key) \
-                    or _LOOKALIKE_HELP.search(self._help_of(key)):
+            if pv.layer < CODE_DEFAULT or not pattern.match(leaf) or LOOKALIKE.search(key) or not training_leaf(key) \
+                    or LOOKALIKE_HELP.search(self._help_of(key)):
                 continue
             v = to_int(pv.value)
             if v is not None and v > 0:

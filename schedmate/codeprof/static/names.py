@@ -207,3 +207,22 @@ def parse_scalar(s: str) -> Any:
     if _FLAG_WORDS.match(t):
         return {"true": True, "yes": True, "false": False, "no": False}.get(t.lower())
     return t.strip("\"'")
+
+
+# names a setting goes by when no listed name fits (`nb_epoch`, `n_iters`, `imgs_per_gpu`); words that make a
+# look-alike (eval, warm-up, save, log, decay, per-epoch, ...) rule a key out
+FUZZY = {
+    "steps": re.compile(r"^(?:(?:max|total|num|n|nb|train|training)_?)*(?:steps?|iters?|iterations?|updates?|niter)$"),
+    "epochs": re.compile(r"^(?:(?:max|total|num|n|nb|train|training)_?)*(?:epochs?|nepoch|n_ep)$"),
+    "micro": re.compile(r"^(?:(?:train|training|per_gpu|per_device|local|device|gpu)_?)*(?:batch_?size|bs|batch|"
+                        r"imgs_per_gpu|images_per_gpu|samples_per_gpu)(?:_?(?:per_gpu|per_device|train))?$"),
+}
+LOOKALIKE = re.compile(r"eval|valid|(^|[._])val([._]|$)|test|infer|predict|warm|save|ckpt|checkpoint|log|print|"
+                       r"display|report|decay|sched|(^|[._])lr|patience|early|per_epoch|interval|freq|every|"
+                       r"sample|gen|rollout|buffer|replay|target|(^|[._])min_|start|resume|skip|anneal|ramp|"
+                       r"accum|grad|ema|swa|reg|prune|distill|teacher|pseudo|"
+                       # an RL n-step return's length (`nstep: 3`), not a step budget
+                       r"(^|[._])n_?step($|[._])", re.IGNORECASE)
+
+# an option documented as a knob of generation, sampling or evaluation is not the training run's
+LOOKALIKE_HELP = re.compile(r"generat|sampl|inferenc|evaluat|validat|\btest", re.IGNORECASE)
