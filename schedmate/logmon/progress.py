@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from schedmate.logmon.custom_counters import main_counter, time_column
 from schedmate.logmon.labels import DATA_BAR_RATE, counter_label, side_label
-from schedmate.logmon.owners import RestartWatch, TotalOwner, new_run
 from schedmate.logmon.outer_counter import OuterCounter
+from schedmate.logmon.owners import RestartWatch, TotalOwner, new_run
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.shapes import epoch_duration
 from schedmate.logmon.tables import EPOCH_LINE, EPOCH_SECONDS, elapsed_figure, rate_figures
