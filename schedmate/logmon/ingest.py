@@ -19,10 +19,18 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 # Control characters other than \t (\r and \n are handled before this runs).
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
-# Rank prefixes added by launchers: torchrun --tee / `[rank3]:`, srun -l / `0: `, mpirun / `[1,0]<stdout>:`.
+# Rank prefixes added by launchers: torch's `[rank3]:`, srun -l / `0: `, mpirun --tag-output / `[1,0]<stdout>:`
+# (SageMaker's mpirun: `[1,mpirank:0,algo-1]<stderr>:`), torchrun --tee / --log-dir: `[default0]:` (the worker
+# role, `default` unless the launcher names it, and the local rank).
 _RANK = re.compile(
-    r"(?:\[rank(?P<a>\d+)\]:|\[\d+,(?P<b>\d+)\]<std(?:out|err)>:|(?P<c>\d{1,5}): )\s?"
+    r"(?:\[rank(?P<a>\d+)\]:|\[\d+,(?:mpirank:)?(?P<b>\d+)(?:,[\w.-]{1,40})?\]<std(?:out|err)>:"
+    r"|(?P<c>\d{1,5}): |\[(?:default|trainer|worker)(?P<d>\d{1,5})\]:)\s?"
 )
+# torch's own `[rank3]:` inside torchrun's `[default3]:` (`[default3]:[rank3]: RuntimeError: ...`)
+_INNER_RANK = re.compile(r"\[rank\d+\]: ?")
+# a line pasted between quotes (an issue, a chat) that is otherwise an exception line: `"RuntimeError: ..."`
+_QUOTED_EXCEPTION = re.compile(r"(?P<q>[\"'])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure)"
+                               r"(?::[ \n]|$)")
 # Ray's prefix on a worker's or actor's output: `(RayTrainWorker pid=4120, ip=10.0.0.7) `, `(pid=93) `
 _RAY = re.compile(r"\((?:[A-Za-z_][\w.]* )?pid=\d+(?:, ip=[\d.]+)?\) ?")
 # also a 12-hour clock (`2023-03-29 01:37:47 PM-Train.py-INFO:`) and a bracketed stamp glued to the next tag by a
@@ -290,19 +298,26 @@ def _drop_level_head(text: str) -> str:
     return text[m.end():] if m is not None and m.end() < len(text) else text
 
 
+def _rank_of(m: re.Match[str]) -> int:
+    return int(m["a"] or m["b"] or m["c"] or m["d"])
+
+
 def normalize_line(raw: str, lineno: int) -> LogLine:
     rank = None
     if "\r" in raw:
         # a launcher prefixes the physical line, before the carriage-return states
         m = _RANK.match(raw)
         if m is not None:
-            rank = int(m["a"] or m["b"] or m["c"])
+            rank = _rank_of(m)
             raw = raw[m.end():]
         segs = [s for s in raw.split("\r") if s.strip()]
         raw = segs[-1] if segs else ""
     if len(raw) > MAX_LINE_CHARS:
         raw = raw[:MAX_LINE_CHARS]
     raw = raw.removeprefix("> ")  # a log pasted as a markdown quote (an issue, a chat): the line is what follows the mark
+    if raw[:1] in "\"'" and len(raw) > 2 and raw[-1] == raw[0] and raw.count(raw[0]) == 2 \
+            and _QUOTED_EXCEPTION.match(raw) is not None:
+        raw = raw[1:-1]  # one pasted line between quotes: `"RuntimeError: Expected to have finished ..."`
     if raw[:1] == "`" and raw.endswith("`") and raw.count("`") == 2 and len(raw) > 2:
         raw = raw[1:-1]  # a line pasted as markdown inline code: `Killed`
     elif raw[:2] in ("**", "__") and raw.endswith(raw[:2]) and len(raw) > 4:
@@ -331,8 +346,10 @@ def normalize_line(raw: str, lineno: int) -> LogLine:
                 if rank is None:
                     m = _RANK.match(text)
                     if m is not None:
-                        rank = int(m["a"] or m["b"] or m["c"])
+                        rank = _rank_of(m)
                         text = text[m.end():]
+                        if text[:5] == "[rank" and (m := _INNER_RANK.match(text)) is not None:
+                            text = text[m.end():]
                         continue
                 if ts is None:
                     t, rest = parse_timestamp(text)

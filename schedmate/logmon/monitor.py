@@ -338,8 +338,8 @@ class Monitor(Resolution):
         if is_step:
             p = self.progress
             self.failures.on_step(ll.lineno, p.step)
-            if self._finished_line is None and reached_total(p.step, p.total_steps, p.per_epoch, p.epoch,
-                                                             p.total_epochs, p.epoch_base):
+            if self._finished_line is None and not p.outer.open \
+                    and reached_total(p.step, p.total_steps, p.per_epoch, p.epoch, p.total_epochs, p.epoch_base):
                 self._finished_line = ll.lineno
         if "loss" in values and (is_step or ("step" not in values and
                                              (ll.rank is None or ll.rank == self.progress.leader))):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from schedmate.logmon.custom_counters import main_counter, time_column
 from schedmate.logmon.labels import DATA_BAR_RATE, counter_label, side_label
+from schedmate.logmon.outer_counter import OuterCounter
 from schedmate.logmon.owners import RestartWatch, TotalOwner, new_run
 from schedmate.logmon.rules import Rule
 from schedmate.logmon.shapes import epoch_duration
@@ -105,6 +106,7 @@ class ProgressTracker:
         self.total_epochs: int | None = None
         self.epoch_base = 0
         self.per_epoch = False
+        self.outer = OuterCounter()  # a bar's `[n/N]` description with rounds left: the bar's end is no run's end
         self.loss: float | None = None
         self.lr: float | None = None
         self.samples_s: float | None = None
@@ -186,6 +188,8 @@ class ProgressTracker:
             # the epoch in a bar's description (`Epoch 3/10: 45%|...| 450/1000`): beside the counter, like an
             # `Epoch 3/10` line before it
             self._saw_epoch(float(em[1]), int(em[2]) if em[2] else None)
+        if "step" in values:
+            self.outer.on_bar(label)
         if "global_step" in values and "step" not in values:
             values = self._global_counter(values)
         epoch_line = values.pop(EPOCH_LINE, None) is not None
@@ -291,7 +295,8 @@ class ProgressTracker:
             self.last_step_clock = clock
         epochs_left = self._epoch_lines and not self.epoch_counter and self.total_epochs is not None and \
             self.epoch is not None and self.epoch < self.total_epochs
-        if self.reported_total() is not None and step >= self.total_steps and not self.per_epoch and not epochs_left:
+        if self.reported_total() is not None and step >= self.total_steps and not self.per_epoch and not epochs_left \
+                and not self.outer.open:
             self._counter_done = self.epoch_counter and not self.done
             self.done = True
         return True
