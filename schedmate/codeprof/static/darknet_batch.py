@@ -27,7 +27,7 @@ _SUBSCRIPT = r"""\[\s*['"]{}['"]\s*\]"""
 
 
 def _resolve(sp: Any, path: str) -> tuple[str, DarknetCfg] | None:
-    rel = path[2:] if path.startswith("./") else path
+    rel = path.removeprefix("./")
     hits = [rel] if sp.wd.exists(rel) else sp.wd.find_by_suffix(rel.lstrip("/"))
     found: dict[str, tuple[str, DarknetCfg]] = {}
     for h in hits:
@@ -61,7 +61,7 @@ def named_darknet_cfg(sp: Any) -> tuple[str, DarknetCfg] | None:
         tokens = (sp.command or "").split()
     levels = [[m.group(1) for t in tokens if (m := _CFG_TOKEN.search(t))]]
     by_layer: dict[int, list[str]] = {}
-    for _, pv in sp.r.params.items():
+    for _, pv in sp.r.params.items():  # noqa: PERF102 (ParamSpace has no values())
         if isinstance(pv.value, str) and pv.value.strip().endswith(".cfg"):
             by_layer.setdefault(pv.layer, []).append(pv.value.strip())
     levels += [by_layer[k] for k in sorted(by_layer, reverse=True)]
