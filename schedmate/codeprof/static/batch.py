@@ -10,6 +10,7 @@ from schedmate.codeprof.launch import to_int
 from schedmate.codeprof.params import CODE_DEFAULT, LIBRARY_DEFAULT, RUNTIME, training_leaf
 from schedmate.codeprof.shell.values import is_unknown
 from schedmate.codeprof.static.batch_units import BatchUnitsMixin, accumulation_by_name, per_rank_micro
+from schedmate.codeprof.static.darknet_batch import darknet_micro_batch
 from schedmate.codeprof.static.ds_auto_accum import ds_auto_accumulation
 from schedmate.codeprof.static.jax_batch import host_loader_batch
 from schedmate.codeprof.static.lightning_epochs import epochs_unlimited_in_code
@@ -261,7 +262,7 @@ class BatchMixin(BatchUnitsMixin):
                     r.put(key, got[key][0], got[key][1], note=f"{lib_batch.name} batch convention")
             micro = got.get("micro_batch_size")
         if micro is None and lib_batch is None:
-            micro = self._micro_from_code(fw)
+            micro = darknet_micro_batch(self) or self._micro_from_code(fw)  # a Darknet cfg's [net] the code reads
         if micro is not None and self._one_process_many_gpus and to_int(micro[0]) and (
                 self._help_says_per_device(micro) or self._named_per_device(micro)):
             if self._world:  # one replica per GPU, each fed the batch named/documented per GPU: global = micro x GPUs

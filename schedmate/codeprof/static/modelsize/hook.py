@@ -9,6 +9,7 @@ from typing import Any
 from schedmate.codeprof import known
 from schedmate.codeprof.known_models import KNOWN_MODELS
 from schedmate.codeprof.params import CODE_DEFAULT, CONFIG
+from schedmate.codeprof.static.darknet_batch import params_from_darknet_cfg
 from schedmate.codeprof.static.modelsize import count_config_model, count_entry_model
 from schedmate.codeprof.static.modelsize.embedding_tables import params_from_embedding_tables
 from schedmate.codeprof.static.modelsize.family_knobs import HEADS as _HEADS
@@ -82,6 +83,8 @@ def params_from_definition(sp: Any) -> None:
         got = count_tf_variables(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
         if got is not None:
             sp.r.put("params", got[0], got[1], note="TF1 variables the entry script creates, by their shapes")
+    if sp.r.val("params") is None:
+        params_from_darknet_cfg(sp)  # a Darknet .cfg the job names: its layer list (static/darknet_batch.py)
 
 
 _SMALL_IMAGES = re.compile(r"cifar|svhn|mnist|stl_?10|tiny_?imagenet", re.IGNORECASE)
