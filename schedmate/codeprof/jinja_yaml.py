@@ -123,3 +123,30 @@ def _prune(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _prune(v) for k, v in x.items() if v is not _OPEN}
     return x
+
+
+# the job renders its config template itself and makes an option of each placeholder it finds
+# (`parser.add_argument("--%s" % var)` over `meta.find_undeclared_variables(...)`, then `Template(raw).render(vars)`)
+_RENDERS = re.compile(r"\.render\(")
+_DYNAMIC_OPTION = re.compile(r"""add_argument\(\s*(?:["']--%s["']\s*%|f["']--\{|["']--["']\s*\+)""")
+
+
+def renders_from_command_line(texts: list[str]) -> bool:
+    """The job's sources visibly render Jinja templates with values taken from options made per placeholder."""
+    return any("jinja2" in t and _RENDERS.search(t) and _DYNAMIC_OPTION.search(t) for t in texts)
+
+
+def command_context(args: list[str]) -> dict[str, str]:
+    """`--name value` and `--name=value` pairs of a script's command line (the last one of a name wins)."""
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        m = re.fullmatch(r"--([A-Za-z_]\w*)(?:=(.*))?", a, re.DOTALL)
+        if m and m.group(2) is not None:
+            out[m.group(1)] = m.group(2)
+        elif m and i + 1 < len(args) and not args[i + 1].startswith("--"):
+            out[m.group(1)] = args[i + 1]
+            i += 1
+        i += 1
+    return out

@@ -7,6 +7,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from schedmate.codeprof import jinja_yaml
 from schedmate.codeprof.config_tree import load_tree
 from schedmate.codeprof.configs import flatten
 from schedmate.codeprof.params import (
@@ -231,8 +232,18 @@ class ConfigFilesMixin:
             self.r.notes.append(f"config {rel} not read ({self.wd.skipped.get(rel, 'missing')})")
             return None
         arg = next((a for p, a in self.__dict__.get("_config_arg", {}).items() if rel.endswith(p.lstrip("./"))), None)
-        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {}, arg)
+        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {}, arg,
+                         self._template_context(text))
         return self._take_tree(rel, tree, text, layer, prefix)
+
+    def _template_context(self, text: str) -> dict[str, str]:
+        """The command line's `--name value` pairs when the job renders its Jinja-templated config from them
+        (`jinja_yaml.py`); else nothing, and the placeholders stay open."""
+        if self.r.launch is None or not jinja_yaml.is_template(text):
+            return {}
+        if not jinja_yaml.renders_from_command_line([self.wd.read_text(f) or "" for f in self.r.py]):
+            return {}
+        return jinja_yaml.command_context(self.r.launch.args)
 
     def _gin_files(self) -> set[str]:
         """The job's gin files (`--gin_file`, `--gin_configs`; else the gin-file flags' defaults) composed in
