@@ -10,6 +10,7 @@ from typing import Any
 from schedmate.codeprof import jinja_yaml
 from schedmate.codeprof.config_tree import load_tree
 from schedmate.codeprof.configs import flatten
+from schedmate.codeprof.task_lists import single_training_task
 from schedmate.codeprof.params import (
     COMMAND_LINE,
     CONFIG,
@@ -287,6 +288,8 @@ class ConfigFilesMixin:
             # a GPT-NeoX config: DeepSpeed's keys (read through `_ds_value`) beside the model and run settings
             cfg = {k: v for k, v in cfg.items() if norm(k) not in _DEEPSPEED_BATCH_KEYS}
         flat = flatten(cfg)
+        if (task := single_training_task(cfg)) is not None:  # `TASKS: [{NAME: ..., DATALOADER: {...}}]`
+            flat += [(f"{task[0]}.{k}", v) for k, v in flatten(task[1])]
         wheres = tree.where
         leaf_vals: dict[str, set[str]] = {}
         for k, v in flat:  # an evaluation/test section's value never makes the training leaf ambiguous
