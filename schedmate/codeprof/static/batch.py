@@ -33,7 +33,11 @@ from schedmate.codeprof.static.names import (
 from schedmate.codeprof.static.nominal_accum import nominal_accumulation
 from schedmate.codeprof.static.result import precision_word
 from schedmate.codeprof.static.rl_batch import rl_batches
-from schedmate.codeprof.static.sampler_split import split_by_sampler, split_loader_batch, splits_over_processes
+from schedmate.codeprof.static.sampler_split import (
+    split_by_sampler,
+    split_loader_batch,
+    splits_over_processes,
+)
 from schedmate.codeprof.static.seq_len import sequence_length
 from schedmate.codeprof.static.step_guard_accum import step_guard_accumulation
 

@@ -10,7 +10,6 @@ from typing import Any
 from schedmate.codeprof import jinja_yaml
 from schedmate.codeprof.config_tree import load_tree
 from schedmate.codeprof.configs import flatten
-from schedmate.codeprof.task_lists import single_training_task
 from schedmate.codeprof.params import (
     COMMAND_LINE,
     CONFIG,
@@ -20,6 +19,7 @@ from schedmate.codeprof.params import (
 )
 from schedmate.codeprof.static.script_paths import path_from_script_dir
 from schedmate.codeprof.static.table_select import select_tables
+from schedmate.codeprof.task_lists import single_training_task
 
 # keys that make a config with DeepSpeed's keys also a model/run config (GPT-NeoX YAMLs)
 _MODEL_KEYS = {"num_layers", "hidden_size", "train_iters", "seq_length", "num_attention_heads"}
