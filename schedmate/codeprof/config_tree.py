@@ -38,6 +38,8 @@ class ConfigTree:
     notes: list[str] = field(default_factory=list)
     modules: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     """config modules imported by Python configs (`py_module_config.py`), each evaluated once"""
+    context: dict[str, str] = field(default_factory=dict)
+    """values the job renders into Jinja-templated YAML placeholders (`jinja_yaml.py`)"""
 
 
 Reader = Callable[[str], "str | None"]
@@ -304,7 +306,7 @@ def _dotted(node: ast.AST) -> str | None:
     return dotted(node)
 
 
-def parse_any(rel: str, text: str, arg: str | None = None) -> dict[str, Any]:
+def parse_any(rel: str, text: str, arg: str | None = None, context: dict[str, str] | None = None) -> dict[str, Any]:
     low = rel.lower()
     try:
         if low.endswith(".py"):
@@ -313,7 +315,7 @@ def parse_any(rel: str, text: str, arg: str | None = None) -> dict[str, Any]:
             return gin_config(text)
     except SyntaxError as e:
         raise ConfigError(f"{rel}: cannot parse: {e}".splitlines()[0]) from e
-    return parse_config(rel, text)
+    return parse_config(rel, text, context)
 
 
 def merge(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
@@ -345,9 +347,11 @@ def _bases(cfg: dict[str, Any]) -> list[str]:
     return refs
 
 
-def load_tree(read: Reader, rel: str, env: dict[str, str] | None = None, arg: str | None = None) -> ConfigTree:
-    """`rel` merged over the bases it names (depth first, in order), with interpolations resolved."""
-    tree = ConfigTree()
+def load_tree(read: Reader, rel: str, env: dict[str, str] | None = None, arg: str | None = None,
+              context: dict[str, str] | None = None) -> ConfigTree:
+    """`rel` merged over the bases it names (depth first, in order), with interpolations resolved; `context`
+    fills Jinja-templated YAML placeholders the job renders (else they stay open)."""
+    tree = ConfigTree(context=dict(context or {}))
     tree.data = _load(read, rel, tree, [], arg)
     if rel.lower().endswith(".gin"):
         tree.data = resolve_refs(tree.data)  # gin macros are read lazily: their last binding in any file
@@ -376,7 +380,7 @@ def _load(read: Reader, rel: str, tree: ConfigTree, chain: list[str], arg: str |
                 return tree.modules.get(p)
             cfg = py_module_config.evaluate(rel, text, module)
         else:
-            cfg = parse_any(rel, text, arg)
+            cfg = parse_any(rel, text, arg, tree.context)
     except ConfigError as e:
         tree.notes.append(str(e))
         return {}

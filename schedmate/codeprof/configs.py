@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from schedmate.codeprof import jinja_yaml
 from schedmate.codeprof.ini_config import ini_config, looks_like_ini
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".py", ".cfg", ".ini")
@@ -47,8 +48,9 @@ _TolerantLoader.add_multi_constructor("!", _any_tag)
 _TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _any_tag)
 
 
-def parse_config(path: str, text: str) -> dict[str, Any]:
-    """A nested dict of the file's content; raises ConfigError naming the file on bad syntax."""
+def parse_config(path: str, text: str, context: dict[str, str] | None = None) -> dict[str, Any]:
+    """A nested dict of the file's content; raises ConfigError naming the file on bad syntax. `context`: the
+    values a Jinja-templated YAML's placeholders get when the job renders it (see `jinja_yaml.py`)."""
     low = path.lower()
     try:
         if low.endswith((".yaml", ".yml")):
@@ -57,6 +59,8 @@ def parse_config(path: str, text: str) -> dict[str, Any]:
             except yaml.composer.ComposerError:
                 data = _merged_documents(text)  # `---`-separated sections: one mapping, later keys win
             except yaml.YAMLError:
+                if jinja_yaml.is_template(text):
+                    return _template(path, text, context)  # `gpus: {{ gpus }}`: placeholders open, the rest read
                 repaired = _missing_commas(text)  # a JSON-style YAML with a forgotten comma (GPT-NeoX configs)
                 if repaired == text:
                     raise
@@ -75,6 +79,21 @@ def parse_config(path: str, text: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot parse: {e}".splitlines()[0]) from e
     if data is None:
         return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level is {type(data).__name__}, expected a mapping")
+    return data
+
+
+def _template(path: str, text: str, context: dict[str, str] | None) -> dict[str, Any]:
+    """A Jinja-templated YAML read with its placeholders open (or filled from `context`)."""
+    got = jinja_yaml.template_text(text)
+    if got is None:
+        raise ConfigError(f"{path}: a Jinja template with statements ({{% ... %}}): its rendered shape is open")
+    marked, exprs = got
+    try:
+        data = jinja_yaml.fill(yaml.load(marked, Loader=_TolerantLoader), exprs, context)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: cannot parse the template: {e}".splitlines()[0]) from e
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: top level is {type(data).__name__}, expected a mapping")
     return data

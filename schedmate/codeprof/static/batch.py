@@ -34,7 +34,11 @@ from schedmate.codeprof.static.names import (
 from schedmate.codeprof.static.nominal_accum import nominal_accumulation
 from schedmate.codeprof.static.result import precision_word
 from schedmate.codeprof.static.rl_batch import rl_batches
-from schedmate.codeprof.static.sampler_split import split_by_sampler
+from schedmate.codeprof.static.sampler_split import (
+    split_by_sampler,
+    split_loader_batch,
+    splits_over_processes,
+)
 from schedmate.codeprof.static.seq_len import sequence_length
 from schedmate.codeprof.static.step_guard_accum import step_guard_accumulation
 
@@ -142,7 +146,7 @@ class BatchMixin(BatchUnitsMixin):
         for rel, s in self.r.py.items():
             for a in s["assigns"]:
                 text = f"{a['target']} // {a['expr']}" if a["op"] in ("//", "/") else a["expr"]  # `bs //= world`
-                if re.search(r"batch", a["target"], re.IGNORECASE) and _SPLIT_OVER_PROCESSES.search(text):
+                if re.search(r"batch", a["target"], re.IGNORECASE) and splits_over_processes(text, self.r.py):
                     held = self.r.params.get(a["target"].rsplit(".", 1)[-1])
                     if held is not None and held.layer >= RUNTIME and not any(
                             w.startswith(f"{rel}:") and w == f"{rel}:{a['line']}" for w in held.where) \
@@ -170,6 +174,8 @@ class BatchMixin(BatchUnitsMixin):
                     if ok and isinstance(v, int) and not isinstance(v, bool):
                         micro = (v, [f"{rel}:{c['line']}", *ev])
                         micro = host_loader_batch(self, micro) if fw == "jax" else micro  # per host, not device
+                        if fw != "jax":  # `cfg.batch_size = int(cfg.batch_size / n_gpus)` before the loader
+                            micro = split_loader_batch(self, micro)[0]
                         break
         if micro is None and fw == "tensorflow":
             micro = self._fit_local_batch()  # `batch_size = 32` handed to a generator-fed fit

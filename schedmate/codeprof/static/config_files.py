@@ -7,6 +7,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from schedmate.codeprof import jinja_yaml
 from schedmate.codeprof.config_tree import load_tree
 from schedmate.codeprof.configs import flatten
 from schedmate.codeprof.params import (
@@ -18,6 +19,7 @@ from schedmate.codeprof.params import (
 )
 from schedmate.codeprof.static.script_paths import path_from_script_dir
 from schedmate.codeprof.static.table_select import select_tables
+from schedmate.codeprof.task_lists import single_training_task
 
 # keys that make a config with DeepSpeed's keys also a model/run config (GPT-NeoX YAMLs)
 _MODEL_KEYS = {"num_layers", "hidden_size", "train_iters", "seq_length", "num_attention_heads"}
@@ -231,8 +233,18 @@ class ConfigFilesMixin:
             self.r.notes.append(f"config {rel} not read ({self.wd.skipped.get(rel, 'missing')})")
             return None
         arg = next((a for p, a in self.__dict__.get("_config_arg", {}).items() if rel.endswith(p.lstrip("./"))), None)
-        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {}, arg)
+        tree = load_tree(self.wd.read_text, rel, self.r.launch.env if self.r.launch else {}, arg,
+                         self._template_context(text))
         return self._take_tree(rel, tree, text, layer, prefix)
+
+    def _template_context(self, text: str) -> dict[str, str]:
+        """The command line's `--name value` pairs when the job renders its Jinja-templated config from them
+        (`jinja_yaml.py`); else nothing, and the placeholders stay open."""
+        if self.r.launch is None or not jinja_yaml.is_template(text):
+            return {}
+        if not jinja_yaml.renders_from_command_line([self.wd.read_text(f) or "" for f in self.r.py]):
+            return {}
+        return jinja_yaml.command_context(self.r.launch.args)
 
     def _gin_files(self) -> set[str]:
         """The job's gin files (`--gin_file`, `--gin_configs`; else the gin-file flags' defaults) composed in
@@ -276,6 +288,8 @@ class ConfigFilesMixin:
             # a GPT-NeoX config: DeepSpeed's keys (read through `_ds_value`) beside the model and run settings
             cfg = {k: v for k, v in cfg.items() if norm(k) not in _DEEPSPEED_BATCH_KEYS}
         flat = flatten(cfg)
+        if (task := single_training_task(cfg)) is not None:  # `TASKS: [{NAME: ..., DATALOADER: {...}}]`
+            flat += [(f"{task[0]}.{k}", v) for k, v in flatten(task[1])]
         wheres = tree.where
         leaf_vals: dict[str, set[str]] = {}
         for k, v in flat:  # an evaluation/test section's value never makes the training leaf ambiguous

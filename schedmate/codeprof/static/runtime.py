@@ -143,6 +143,7 @@ class RuntimeMixin:
                     ok, v, ev = R.eval(c["kwargs"][k])
                     if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
                         P.set("epochs" if k in EPOCHS else k, v, [f"{rel}:{c['line']}", *ev], RUNTIME)
+        open_devices: dict[str, list[str]] = {}
         if self._imports_any("lightning", "pytorch_lightning"):
             for rel, c in self._find_calls("Trainer"):
                 for k, src in c["kwargs"].items():
@@ -150,6 +151,9 @@ class RuntimeMixin:
                         ok, v, ev = R.eval(src)
                         if ok:
                             self.lightning[k] = (v, [f"{rel}:{c['line']}", *ev])
+                        elif k in {"devices", "gpus"} and src.strip() not in {"None", ""}:
+                            # `devices=pick_free_gpus(cfg.n)`: set, to a count the sources leave open
+                            open_devices.setdefault(k, [f"{rel}:{c['line']}"])
         # a Trainer built from config (`hydra.utils.instantiate(cfg.trainer)` with `_target_: ...Trainer`)
         for key, pv in P.items():
             if key.endswith("._target_") and isinstance(pv.value, str) and pv.value.endswith("Trainer") \
@@ -174,6 +178,9 @@ class RuntimeMixin:
                     if k in {"gpus", "devices"} and isinstance(v, str) and re.fullmatch(r"\d+(,\s*\d+)*,?", v):
                         v = [x for x in v.split(",") if x.strip()] if "," in v else int(v)  # `--gpus 0,1`
                     self.lightning[k] = (v, got.where)
+        if not any(k in self.lightning for k in ("devices", "gpus")):
+            for k, where in open_devices.items():  # a count no source gives: open (None), never Lightning's default
+                self.lightning[k] = (None, where)
         for rel, c in self._find_calls("Accelerator"):
             for k, src in c["kwargs"].items():
                 ok, v, ev = R.eval(src)

@@ -54,3 +54,49 @@ def split_by_sampler(sp: Any, micro: tuple[Any, list[str]] | None) -> str | None
     if micro is None or not to_int(micro[0]):
         return None
     return next((where for v, where in split_sampler_batches(sp) if v == to_int(micro[0])), None)
+
+
+def device_count_names(py: dict[str, Any]) -> set[str]:
+    """Leaf names the job assigns the visible GPU count to (`args.gpu_total = torch.cuda.device_count()`)."""
+    return {a["target"].rsplit(".", 1)[-1] for s in py.values() for a in s["assigns"]
+            if not a["op"] and re.fullmatch(r"\s*(torch\.)?(cuda\.)?device_count\(\)\s*", a["expr"])}
+
+
+def splits_over_processes(text: str, py: dict[str, Any]) -> bool:
+    """`text` divides a batch by the process or GPU count: a world-size name (batch.py's `_SPLIT_OVER_PROCESSES`)
+    or a name the job sets to `torch.cuda.device_count()`."""
+    from schedmate.codeprof.static.batch import _SPLIT_OVER_PROCESSES
+
+    if _SPLIT_OVER_PROCESSES.search(text):
+        return True
+    names = device_count_names(py)
+    return bool(names) and re.search(r"batch_?size\w*\)?\s*//?\s*\(?\s*[\w.]*?\b(" + "|".join(map(re.escape, sorted(names)))
+                                     + r")\b", text, re.IGNORECASE) is not None
+
+
+def split_loader_batch(bm: Any, micro: tuple[Any, list[str]]) -> tuple[tuple[Any, list[str]] | None, bool]:
+    """A training loader's batch read from a setting the code divides over the processes beforehand, on a path
+    the run does not visibly skip (`cfg.batch_size = int(cfg.batch_size / args.n_gpus)` with
+    `n_gpus = torch.cuda.device_count()` under `if args.distributed:`): the setting is the global batch, put here;
+    the per-process batch is it over the world when the world is known, else open.
+    Returns (the micro batch, whether the split applied)."""
+    total = to_int(micro[0])
+    if not total:
+        return micro, False
+    for rel, s in bm.r.py.items():
+        for a in s["assigns"]:
+            name = re.search(r"([\w.]*batch_?size\w*)\)?\s*//?", a["expr"], re.IGNORECASE)
+            if a["op"] or name is None or a["target"].rsplit(".", 1)[-1] != name.group(1).rsplit(".", 1)[-1] \
+                    or not splits_over_processes(a["expr"], bm.r.py) or bm._resolver.truth(a.get("when", [])) is False:
+                continue  # only `x.batch_size = int(x.batch_size / n)`: the setting itself, divided in place
+            leaf = a["target"].rsplit(".", 1)[-1]
+            held = [pv for k, pv in bm.r.params.items() if k.rsplit(".", 1)[-1] == leaf and to_int(pv.value) == total
+                    and pv.where and all(w in micro[1] for w in pv.where)]
+            if not held:
+                continue
+            split = f"{rel}:{a['line']}"
+            bm.r.put("global_batch_size", total, [*micro[1], split],
+                     note="the code splits this batch over the processes")
+            world = bm._world
+            return ((total // world, [*micro[1], split]) if world and total % world == 0 else None), True
+    return micro, False
