@@ -150,6 +150,7 @@ def rollout_minibatch(params: Any) -> tuple[int, list[str]] | None:
 
 _TOTAL_ENV_STEPS = ("total_timesteps", "total_env_steps", "num_timesteps", "num_env_steps", "total_frames")
 _UPDATE_EPOCHS = ("update_epochs", "ppo_epoch", "ppo_epochs", "num_sgd_iter", "n_epochs")
+_ITERATIONS = ("num_iterations", "num_updates", "n_updates", "num_iters", "iterations", "train_steps", "max_steps")
 _NESTED_ROLLOUTS = re.compile(r"steps_per_env|per_trial|per_episode|meta", re.IGNORECASE)
 
 
@@ -158,12 +159,14 @@ def rollout_updates(params: Any) -> tuple[int, list[str]] | None:
     total env steps // (envs x rollout steps), each trained for the stated epochs over the stated minibatches
     (PureJaxRL-style `total_timesteps`, `num_envs`, `num_steps`, `update_epochs`, `num_minibatches`; a device
     count dividing both the envs and the budget cancels). None when any of them is not stated, or the config
-    nests rollouts in longer episodes (meta-RL `num_steps_per_env`): the count is then not this product."""
+    nests rollouts in longer episodes (meta-RL `num_steps_per_env`): the count is then not this product; None too when the job states or computes a count of its own."""
     def first(names: tuple[str, ...]) -> Any:
         return next((pv for n in names if (pv := params.get(n)) is not None and _int(pv.value)), None)
 
     if any(_NESTED_ROLLOUTS.search(k) for k, _ in params.items()):
         return None
+    if any(params.get(n) is not None for n in _ITERATIONS):
+        return None  # the job computes its own count of iterations (the self-written set counts those)
     total, envs, steps = first(_TOTAL_ENV_STEPS), first(_ENVS), first(_ROLLOUT[:-1])
     epochs, count = first(_UPDATE_EPOCHS), first(_MINIBATCHES)
     if None in (total, envs, steps, epochs, count):
