@@ -23,6 +23,7 @@ from schedmate.codeprof.params import (
 )
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static.batch import BatchMixin
+from schedmate.codeprof.static.config_calls import read_config_calls
 from schedmate.codeprof.static.config_files import ConfigFilesMixin
 from schedmate.codeprof.static.devices import DevicesMixin
 from schedmate.codeprof.static.epoch_steps import EpochStepsMixin
@@ -91,6 +92,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         apply_hparams_strings(self.r.params)
         self._config_files()
         self._resolver = self._make_resolver()
+        read_config_calls(self)  # config_calls.py: `get_config(FLAGS.epochs, ...)` bound to its parameters
         self._runtime_values()
         self._resolver = self._make_resolver()
         self._topology()

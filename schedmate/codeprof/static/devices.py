@@ -477,6 +477,8 @@ class DevicesMixin(SpreadGpusMixin):
             return None
         if self._imports_any("lightning", "pytorch_lightning", "accelerate", "deepspeed"):
             return None
+        if self._imports_any("jax", "flax") and not self._imports_any("torch"):
+            return None  # a Flax script parsing HF TrainingArguments: JAX shards its batch (jax_batch.py), no Trainer
         args = [(rel, c) for rel, c in self.calls if c["func"].rsplit(".", 1)[-1].endswith("TrainingArguments")
                 or (c["func"].rsplit(".", 1)[-1] == "HfArgumentParser" and "TrainingArguments" in " ".join(c["args"]))]
         if not args:

@@ -23,6 +23,7 @@ import ast
 import re
 from typing import Any
 
+from schedmate.codeprof.params import RUNTIME
 from schedmate.codeprof.static.names import positive_int as _int
 from schedmate.codeprof.static.rl_agent_defaults import agent_batch
 
@@ -123,7 +124,7 @@ def config_dict_batch(summary: dict[str, Any], rel: str) -> tuple[int, list[str]
 
 
 _ENVS = ("num_processes", "num_envs", "n_envs", "nenvs", "num_env", "nenv")
-_ROLLOUT = ("num_steps", "n_steps", "nsteps", "num_steps_per_rollout")
+_ROLLOUT = ("num_steps", "n_steps", "nsteps", "num_steps_per_rollout", "num_steps_per_update")
 _MINIBATCHES = ("num_mini_batch", "num_minibatches", "nminibatches", "n_minibatches", "num_mini_batches")
 _WHOLE_ROLLOUT_ALGOS = {"a2c", "acktr"}  # one update on the whole rollout (no minibatches)
 
@@ -147,13 +148,45 @@ def rollout_minibatch(params: Any) -> tuple[int, list[str]] | None:
     return rollout // _int(count.value), [*where, *count.where]  # type: ignore[operator]
 
 
+_TOTAL_ENV_STEPS = ("total_timesteps", "total_env_steps", "num_timesteps", "num_env_steps", "total_frames")
+_UPDATE_EPOCHS = ("update_epochs", "ppo_epoch", "ppo_epochs", "num_sgd_iter", "n_epochs")
+_ITERATIONS = ("num_iterations", "num_updates", "n_updates", "num_iters", "iterations", "train_steps", "max_steps")
+_NESTED_ROLLOUTS = re.compile(r"steps_per_env|per_trial|per_episode|meta", re.IGNORECASE)
+
+
+def rollout_updates(params: Any) -> tuple[int, list[str]] | None:
+    """Optimizer steps of an on-policy learner whose config states its environment-step budget: rollouts =
+    total env steps // (envs x rollout steps), each trained for the stated epochs over the stated minibatches
+    (PureJaxRL-style `total_timesteps`, `num_envs`, `num_steps`, `update_epochs`, `num_minibatches`; a device
+    count dividing both the envs and the budget cancels). None when any of them is not stated, or the config
+    nests rollouts in longer episodes (meta-RL `num_steps_per_env`): the count is then not this product; None too when the job states or computes a count of its own."""
+    def first(names: tuple[str, ...]) -> Any:
+        return next((pv for n in names if (pv := params.get(n)) is not None and _int(pv.value)), None)
+
+    if any(_NESTED_ROLLOUTS.search(k) for k, _ in params.items()):
+        return None
+    if any(params.get(n) is not None for n in _ITERATIONS):
+        return None  # the job computes its own count of iterations (the self-written set counts those)
+    total, envs, steps = first(_TOTAL_ENV_STEPS), first(_ENVS), first(_ROLLOUT[:-1])
+    epochs, count = first(_UPDATE_EPOCHS), first(_MINIBATCHES)
+    if None in (total, envs, steps, epochs, count):
+        return None
+    rollouts = _int(total.value) // (_int(envs.value) * _int(steps.value))  # type: ignore[operator]
+    if not rollouts:
+        return None
+    where = [w for pv in (total, envs, steps, epochs, count) for w in pv.where]
+    return rollouts * _int(epochs.value) * _int(count.value), where  # type: ignore[operator]
+
+
 def rl_batches(sp: Any) -> None:
     """Put the RL batch conventions' global (and, for one process, per-process) batch on the static pass `sp`.
 
     The unroll convention replaces a batch read from the bare `batch_size` (which counts unrolls there); the
     config-dict convention only fills a batch nothing else found."""
     r = sp.r
-    texts = "\n".join(c.get("func", "") for s in r.py.values() for c in s.get("calls", []))
+    # a call or a call's argument (`@partial(jax.pmap, axis_name="devices")`) that splits the batch over devices
+    texts = "\n".join(" ".join([c.get("func", ""), *c.get("args", [])]) for s in r.py.values()
+                      for c in s.get("calls", []))
     one_process = not _SPLITS.search(texts) and r.val("num_gpus") in (None, 1)
     got = unroll_batch(r.params)
     if got is not None:
@@ -172,6 +205,8 @@ def rl_batches(sp: Any) -> None:
         if one_process:
             r.put("micro_batch_size", agent[0], agent[1], note="RL: the agent's replay batch per update")
         return
+    if (updates := rollout_updates(r.params)) is not None:  # before the rollout length passes for the steps
+        r.params.set("train_steps", updates[0], updates[1], RUNTIME)
     summary = r.py.get(r.entry)
     got = rollout_minibatch(r.params) or (config_dict_batch(summary, r.entry) if summary else None)
     if got is not None:

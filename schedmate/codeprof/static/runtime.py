@@ -12,6 +12,7 @@ from schedmate.codeprof.params import (
     RUNTIME,
 )
 from schedmate.codeprof.resolve import Resolver
+from schedmate.codeprof.static.jax_devices import imports_other_framework, job_files, names_multi_device
 from schedmate.codeprof.static.names import (
     COMPUTED_GLOBAL,
     COMPUTED_STEPS,
@@ -75,11 +76,13 @@ class RuntimeMixin:
         in any file read, nor runs on a multi-device framework: it computes on the default device."""
         if self._imports_any(*self._JAX_FRAMEWORKS):
             return False
-        if any(c["func"].rsplit(".", 1)[-1] in self._JAX_MULTI for _, c in self.calls):
+        if imports_other_framework({rel: s["imports"] for rel, s in self.r.py.items()}):
+            return False  # jax_devices.py: a job that may train with torch as well
+        own = job_files(self.r.py)  # not the sources of JAX itself when the job sits in its repository
+        if any(c["func"].rsplit(".", 1)[-1] in self._JAX_MULTI for rel, c in self.calls if rel in own):
             return False
-        words = re.compile(r"\b(" + "|".join(sorted(self._JAX_MULTI)) + r")\b")
-        if any(words.search(self.wd.read_text(rel) or "") for rel in self.r.py):
-            return False  # also decorators (`@jax.pmap`) and references passed around
+        if names_multi_device((self.wd.read_text(rel) or "" for rel in own), self._JAX_MULTI):
+            return False  # also decorators (`@jax.pmap`) and references passed around; not comments
         return bool(self._find_calls("apply_gradients", "value_and_grad", "grad", "update"))
 
     def _inner_loop_counts(self) -> set[str]:
@@ -414,10 +417,10 @@ class RuntimeMixin:
             ppn, nprocs, own = self._one_process_gpus(ppn, nprocs)  # devices.py: DataParallel(device_ids=None), --num-gpus
             uses_gpu = True if own else uses_gpu
             if self._imports_any("jax", "flax") and r.val("framework") != "tensorflow":
-                if uses_gpu and self._mirrored():
-                    ppn, nprocs = self._visible_devices(), None  # one JAX process drives every local device
-                elif self._jax_one_device():
+                if self._jax_one_device():
                     ppn, nprocs, uses_gpu = Setting(1, [f"{self.r.entry}:1"]), None, True
+                elif uses_gpu and self._mirrored():
+                    ppn, nprocs = self._visible_devices(), None  # one JAX process drives every local device
             elif self._imports_any("tensorflow", "keras") and uses_gpu is not False:
                 # (a horovod import does not matter here: one process launched alone is a world of one)
                 decided, got = self._tensorflow_devices()
