@@ -77,3 +77,14 @@ def test_a_job_that_also_imports_torch_leaves_the_count_open(tmp_path):
     make_job(tmp_path, {"train.py": TRAIN.replace("import jax\n", "import jax\nimport torch\n")})
     f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
     assert "num_gpus" not in f or f["num_gpus"].value != 1
+
+
+def test_a_job_whose_own_imports_go_past_the_file_budget_leaves_the_count_open(tmp_path):
+    # the entry imports its package, whose `__init__` pulls in more modules than the analyzer reads; the pmap
+    # may sit in one it did not read, so "jit only" cannot be concluded
+    modules = {f"algo/part{k:02d}.py": f"def f{k}(x):\n    return x\n" for k in range(24)}
+    init = "".join(f"from algo import part{k:02d}\n" for k in range(24))
+    make_job(tmp_path, {"train.py": TRAIN.replace("import jax\n", "import jax\nimport algo\n"),
+                        "algo/__init__.py": init, **modules})
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert "num_gpus" not in f or f["num_gpus"].value is None

@@ -78,6 +78,8 @@ class RuntimeMixin:
             return False
         if imports_other_framework({rel: s["imports"] for rel, s in self.r.py.items()}):
             return False  # jax_devices.py: a job that may train with torch as well
+        if job_files(self.over_budget):
+            return False  # the job's own imports went past the file budget: a pmap may sit in one not read
         own = job_files(self.r.py)  # not the sources of JAX itself when the job sits in its repository
         if any(c["func"].rsplit(".", 1)[-1] in self._JAX_MULTI for rel, c in self.calls if rel in own):
             return False
