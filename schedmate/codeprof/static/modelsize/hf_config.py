@@ -110,10 +110,14 @@ def params_from_local_hf_config(sp: Any) -> None:
         counted = params_from_config_json(got[1])
         if counted is not None:
             found.setdefault(counted[0], [f"{rel}:{c['line']}", *ev, got[0]])
+    put_single_count(sp, found, "the job's own config.json counted with the transformer formula")
+
+
+def put_single_count(sp: Any, found: dict[int, list[str]], note: str) -> None:
+    """Put the parameter count when the configs found agree on one (evidence per count, first seen first)."""
     if len(found) == 1:
         n, where = next(iter(found.items()))
-        sp.r.put("params", n, list(dict.fromkeys(where)),
-                 note="the job's own config.json counted with the transformer formula")
+        sp.r.put("params", n, list(dict.fromkeys(where)), note=note)
 
 
 __all__ = ["params_from_config_json", "params_from_local_hf_config"]

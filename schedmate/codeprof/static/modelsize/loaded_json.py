@@ -18,7 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedmate.codeprof.static.modelsize.hf_config import _local_config, params_from_config_json
+from schedmate.codeprof.static.modelsize.hf_config import (
+    _local_config,
+    params_from_config_json,
+    put_single_count,
+)
 
 _PREFIX = "model_"
 # bare nouns a prefix leaves behind, named as the knob tables spell them
@@ -82,10 +86,7 @@ def params_from_loaded_json(sp: Any) -> None:
         counted = params_from_json_config(got[1])
         if counted is not None:
             found.setdefault(counted[0], [f"{rel}:{c['line']}", *ev, got[0]])
-    if len(found) == 1:
-        n, where = next(iter(found.items()))
-        sp.r.put("params", n, list(dict.fromkeys(where)),
-                 note="the JSON config the job loads, its model knobs counted with the transformer formula")
+    put_single_count(sp, found, "the JSON config the job loads, its model knobs counted with the transformer formula")
 
 
 __all__ = ["params_from_json_config", "params_from_loaded_json", "unprefixed_knobs"]
