@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import parse_timestamp
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def test_bars_described_as_evaluation_are_not_the_training_counter_even_without_a_bar_graphic():

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import normalize_line, parse_timestamp
 from schedmate.logmon.tables import elapsed_figure
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def test_a_tqdm_bar_with_a_custom_unit_gives_its_counter_and_rate():

@@ -3,7 +3,6 @@ lines, in the styles of real frameworks, with our own names and numbers)."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.tables import (
     epoch_seconds,
     field_of_key,
@@ -12,12 +11,7 @@ from schedmate.logmon.tables import (
     nonfinite_loss,
     parse_value,
 )
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def test_a_bare_bracketed_counter_beside_an_epoch_is_the_within_epoch_step():

@@ -6,16 +6,9 @@ is the end of one round, not of the run, so a failure after it is no post-traini
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import normalize_line
 from schedmate.logmon.outer_counter import OuterCounter
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 # -- an exception line pasted between quotes -----------------------------------------------------------------
 

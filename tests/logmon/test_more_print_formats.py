@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def test_a_keras_bar_gives_steps_and_the_ms_per_step():

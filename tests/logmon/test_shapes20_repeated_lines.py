@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import math
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.repeated_shapes import ShapeReader, parse
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def reading_of(lines: list[str], stamps: list[float | None] | None = None):

@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import re
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import LogLine
 from schedmate.logmon.safety import static_problems
 from schedmate.logmon.tables import TableReader, rate_figures
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def sb3_block(iteration: int, elapsed: int) -> str:

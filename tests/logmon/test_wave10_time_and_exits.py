@@ -7,16 +7,9 @@ traceback after the end of training."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import LineNormalizer, parse_timestamp
 from schedmate.logmon.shapes import duration_line, embedded_stamp
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 # -- time stamps -----------------------------------------------------------------------------------------
 

@@ -6,15 +6,8 @@ styles of real frameworks, with our own names and numbers."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import normalize_line
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 # -- survived: the log ends in progress past the error -------------------------------------------------------
 

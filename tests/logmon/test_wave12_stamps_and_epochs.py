@@ -6,16 +6,10 @@ new training stage and comes down again (not a divergence)."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.failures import FailureTracker
 from schedmate.logmon.ingest import normalize_line
 from schedmate.logmon.tables import bracketed_duration
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def test_a_stamp_glued_to_its_level_by_a_colon_is_a_stamp_and_the_level_is_dropped():

@@ -6,14 +6,8 @@ with the counter (an `elapsed` per print interval, a running mean)."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.timing import interval_elapsed, running_mean_field
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def test_an_unspecified_launch_failure_is_a_node_fault_not_a_kernel_bug():

@@ -5,21 +5,15 @@ between, and a throughput turned into a step time by the batch a configuration d
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.shapes import epoch_duration
 from schedmate.logmon.throughput import batch_size_of, step_seconds
+from tests.logmon.logmon_support import report_of
 
 
 def stamp(seconds: float, sep: str = ".") -> str:
     """`2030-02-03 HH:MM:SS.ffffff`, `seconds` after 04:00:00."""
     h, rest = divmod(seconds, 3600)
     return f"2030-02-03 {4 + int(h):02d}:{int(rest // 60):02d}:{rest % 60:09.6f}".replace(".", sep)
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
 
 
 # -- Keras with verbose=2: one line per epoch, no bar ------------------------------------------------------

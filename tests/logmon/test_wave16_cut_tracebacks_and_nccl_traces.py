@@ -5,14 +5,8 @@ machinery), and NCCL's INFO-level error-return trace is a communication failure.
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.frames import frame_hint
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def frames(*pairs: tuple[str, str, str]) -> str:

@@ -6,15 +6,8 @@ by how it moves."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.owners import counter_key
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 # -- a total belongs to the counter that printed it ---------------------------------------------------------
 

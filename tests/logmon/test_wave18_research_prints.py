@@ -6,14 +6,8 @@ counter, a run restarted with another total is the run reported, and timestamps 
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.custom_counters import main_counter
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
+from tests.logmon.logmon_support import report_of
 
 
 def _stamp(seconds: int) -> str:

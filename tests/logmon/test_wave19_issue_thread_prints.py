@@ -7,15 +7,8 @@ and a pipe-separated phase line whose one-decimal rate is too coarse to time wit
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import LogLine, unglue
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 # -- a loop's number, then the position inside it with its percentage -------------------------------------
 

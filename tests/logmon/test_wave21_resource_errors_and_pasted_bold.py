@@ -5,15 +5,8 @@ pasted in markdown bold is still read as the exception that ended the run."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import normalize_line
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 LIB = "/opt/conda/envs/seg/lib/python3.10"
 

@@ -6,14 +6,7 @@ whatever wrapper reports it, even when the assertion lines are all the log shows
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 LIB = "/home/kim/miniconda3/envs/vid/lib/python3.9/site-packages/torch"
 

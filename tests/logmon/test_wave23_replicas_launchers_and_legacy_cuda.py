@@ -7,14 +7,7 @@ short is the file system's failure, not the code's."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 LIB = "/opt/venv/lib/python3.8/site-packages/torch"
 

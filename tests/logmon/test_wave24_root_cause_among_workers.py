@@ -8,16 +8,9 @@ opened before other ranks' consequences (an NCCL timeout) were printed."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.failures import Candidate
 from schedmate.logmon.root_cause import attribute_root_cause
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 SPAWN = "/srv/env/lib/python3.10/site-packages/torch/multiprocessing/spawn.py"
 

@@ -5,16 +5,9 @@ counters whose second number grows, start-up banners and CSV metric records."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.progress import side_label
 from schedmate.logmon.tables import elapsed_figure
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 # -- running elapsed totals ------------------------------------------------------------------------------
 

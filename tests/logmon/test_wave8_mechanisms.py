@@ -6,16 +6,9 @@ statuses read by their signal (137, 143, 139) and container/eviction reports."""
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import LineNormalizer
 from schedmate.logmon.tables import fields_of, inline_pairs
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 # -- a full file system ----------------------------------------------------------------------------------
 

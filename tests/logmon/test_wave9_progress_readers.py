@@ -6,16 +6,9 @@ without brackets, a message glued to a bar's end, and an out-of-memory warning t
 
 from __future__ import annotations
 
-from schedmate.logmon.cli import make_monitor
 from schedmate.logmon.ingest import LineNormalizer
 from schedmate.logmon.tables import inline_pairs
-
-
-def report_of(text: str):
-    mon = make_monitor("fixture", use_llm=False)
-    mon.feed(text)
-    return mon.finish()
-
+from tests.logmon.logmon_support import report_of
 
 # -- counters without a colon ----------------------------------------------------------------------------
 
