@@ -211,6 +211,9 @@ class Monitor(Resolution):
         if self.progress.batch_size is None and "atch" in text:
             self.progress.batch_size = batch_size_of(text)
         rule, m = self.rules.match(text)
+        if (rule is not None and rule.kind.startswith("error:") and ll.lineno in self._code_lines
+                and text[:1].isspace()):
+            rule, m = None, None  # a source line a traceback quotes (`handler(signal.SIGTERM)`) is code, not an event
         is_error = rule is not None and rule.kind.startswith("error:")
         if not is_error:
             self.shapes.offer(ll.lineno, text, ll.ts)

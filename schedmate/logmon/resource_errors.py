@@ -22,6 +22,9 @@ generic `python-exception` rule of `rules.py` (which would call them code errors
   `PytorchStreamWriter failed writing file data/228: file write failed` and `[Errno 5] Input/output error` on a
   write: the file system took fewer bytes than the job wrote (a full or failing disk), as `No space left on
   device` says outright: `other`, not the code.
+- **A program catching its own OOM and retrying smaller** (`OOM Detected, reducing batch/grad size to 24/1.`,
+  the pattern of accelerate's `find_executable_batch_size`): device memory ran out; whether the run survives is
+  known only later, so the line is tentative (`oom` unless training goes on afterwards).
 """
 
 from __future__ import annotations
@@ -47,4 +50,7 @@ RESOURCE_ERROR_RULES: list[Rule] = [
          pattern=r"\bwrote \d+ blocks instead of \d+|PytorchStreamWriter failed writing file|\bfile write failed\b"
                  r"|\[Errno 5\] Input/output error",
          cause="A write to the file system came up short (a full or failing disk): {line}"),
+    Rule(name="oom-retry-smaller", kind="error:oom", needles=("oom",), tentative=True,
+         pattern=r"\bOOM\b[^\n]{0,40}?\b(?:[Dd]etected|[Rr]educing|[Rr]etrying)\b",
+         cause="Device memory ran out; the program retries with a smaller batch: {line}"),
 ]

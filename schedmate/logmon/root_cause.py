@@ -69,9 +69,10 @@ WRAPPER_RULES: list[Rule] = [
                "{line}"),
     Rule(name="launcher-child-failed", kind="error:other", weak=True, needles=("calledprocesserror",),
          # an exit status that names a signal (137, 139, 143) or the signal itself (`died with <Signals.SIGSEGV`)
-         # says how the child died: left to the exit-status and signal rules
+         # says how the child died: left to the exit-status and signal rules. `died with <Signals.SIGKILL: 9>`
+         # stays this weak wrapper: no signal rule reads it, and a kill with no cause printed is `other`
          pattern=r"^(?:subprocess\.)?CalledProcessError: Command\b(?![^\n]*(?:exit status (?:13[79]|143)\b"
-                 r"|died with <Signals\.))",
+                 r"|died with <Signals\.(?!SIGKILL\b)))",
          cause="The launcher's child process failed (its own error, when shown, is the cause): {line}"),
 ]
 """Before the generic exception rule (which would read a wrapper as a code error) and the termination rule

@@ -200,7 +200,7 @@ ERROR_RULES: list[Rule] = [
     _e("segfault", "exit-sigsegv", rf"{_EXIT_STATUS}139\b", ("139",),
        "The process crashed with a segmentation fault (exit status 139): {line}"),
     # dataloader (before segfault: "Bus error" here means /dev/shm)
-    _e("dataloader", "worker-killed", r"DataLoader worker\b[^\n]*?\b(?:is killed by signal|exited unexpectedly)"
+    _e("dataloader", "worker-killed", r"DataLoader worker\b[^\n]*?\b(?:is killed by\b|exited unexpectedly)"
        r"|DataLoader timed out|Unexpected segmentation fault encountered in worker", ("dataloader", "in worker"),
        "A DataLoader worker died: {line}"),
     _e("dataloader", "shm", r"insufficient shared memory|\bBus error\b|unable to (?:write to|open) (?:file|shared "
@@ -312,8 +312,8 @@ PAUSE_RULES: list[Rule] = [
 
 PROGRESS_RULES: list[Rule] = [
     # PyTorch Lightning bar: `Epoch 3:  45%|####5     | 450/1000 [02:10<02:39,  3.45it/s, v_num=1, train_loss=0.52]`
-    _p("lightning-bar", rf"^Epoch (?P<epoch>\d+): +\d+%\|[^|]*\| *(?P<step>\d+)/(?P<total_steps>\d+) "
-       rf"\[[^<\]]*<[^,\]]*, +{_TQDM_RATE}(?:[^\]]*?train_loss(?:_step)?=(?P<loss>{F}))?", ("epoch",)),
+    _p("lightning-bar", rf"^Epoch (?P<epoch>\d+): +(?:\d+%\|[^|]*\| *|: )(?P<step>\d+)(?:/(?P<total_steps>\d+)|it) "
+       rf"\[[^<\],]*(?:<[^,\]]*)?, +{_TQDM_RATE}(?:[^\]]*?train_loss(?:_step)?=(?P<loss>{F}))?", ("epoch",)),
     # Ultralytics YOLO: `  12/300   2.95G   0.3137   0.3809   0.7961   3   640: 45%|####  | 111/246 [01:02<01:15, 1.79it/s]`
     _p("ultralytics-bar", rf"^ *(?P<epoch>\d+)/(?P<total_epochs>\d+) +[\d.]+G [^|\n]*?: +\d+%\|[^|]*\| *(?P<step>\d+)/"
        rf"(?P<total_steps>\d+) \[[^\]]*?{_TQDM_RATE}", ("g ",), epoch_base=1),
@@ -388,7 +388,7 @@ PROGRESS_RULES: list[Rule] = [
     # torchvision-reference / DETR MetricLogger: `Epoch: [3]  [ 100/1250]  eta: 0:10:00  lr: 0.0001  loss: 1.23 (1.30)
     # ...  time: 0.5012  data: 0.0123  max mem: 1234`; PyTorch ImageNet-example ProgressMeter: `Epoch: [0][ 10/5005]
     # Time  0.512 ( 0.980)    Data ...    Loss 6.9e+00 (6.9e+00)` (its time: `tables.rate_figures`)
-    _p("metric-logger", rf"^Epoch: \[(?P<epoch>\d+)\] *\[ *(?P<step>\d+)/ *(?P<total_steps>\d+)\]"
+    _p("metric-logger", rf"^Epoch: \[(?P<epoch>\d+)(?:/(?P<total_epochs>\d+))?\] *\[ *(?P<step>\d+)/ *(?P<total_steps>\d+)\]"
        rf"(?:[^\n]*? [Ll]oss:? +(?P<loss>{F}))?(?:[^\n]*? time: (?P<s_it>{F}))?", ("epoch: [",)),
     # MNIST-example style: `Train Epoch: 3 [12800/60000 (21%)]    Loss: 0.2871`
     _p("train-epoch-samples", rf"^Train Epoch: (?P<epoch>\d+) \[ *(?P<step>\d+)/(?P<total_steps>\d+) \( *\d+%\)\]"
