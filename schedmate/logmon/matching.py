@@ -69,8 +69,10 @@ class RuleSet:
                 return (r, m) if r.kind == "progress" else (None, None)
         return None, None
 
-    def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
-        digits = text.translate(_ZEROS)
+    def match(self, text: str, digits: str | None = None) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
+        """`digits`: the line's digit shape, when the caller has it (shared with the shapes reader)."""
+        if digits is None:
+            digits = text.translate(_ZEROS)
         low = text.lower()
         searched: dict[int, re.Match[str] | None] = {}  # the recent rules' searches, not repeated by the scan
         found = self._plans.get(digits)
