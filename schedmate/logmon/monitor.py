@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from schedmate.logmon.digit_blind import ZEROS
+from schedmate.logmon.digit_blind import digit_shape
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.frames import frame_hint, resolve_cut_tracebacks
 from schedmate.logmon.infra import WORKED_AROUND
@@ -211,7 +211,7 @@ class Monitor(Resolution):
         assert self.rules is not None
         if self.progress.batch_size is None and "atch" in text:
             self.progress.batch_size = batch_size_of(text)
-        digits = text.translate(ZEROS)  # one digit shape per line, for the rule scan and the shapes reader
+        digits = digit_shape(text)  # one digit shape per line, for the rule scan and the shapes reader
         rule, m = self.rules.match(text, digits)
         is_error = rule is not None and rule.kind.startswith("error:")
         if not is_error:

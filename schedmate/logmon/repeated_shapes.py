@@ -29,7 +29,7 @@ import re
 import statistics
 from collections import OrderedDict, deque
 
-from schedmate.logmon.digit_blind import ZEROS
+from schedmate.logmon.digit_blind import digit_shape
 from schedmate.logmon.number_spans import NumberSpans
 
 MAX_SHAPES = 256
@@ -137,7 +137,7 @@ def template_of(text: str, digits: str | None = None) -> tuple[str, tuple[float,
     template seen the first time (`ShapeReader.offer`). `_SPLIT` runs once per digit shape (`number_spans.py`);
     `digits`: the line's digit shape when the caller has it already."""
     text = text[:400]
-    shape = text.translate(ZEROS) if digits is None else digits[:400]
+    shape = digit_shape(text) if digits is None else digits[:400]
     return _SPANS.template_of(text, shape, _field_value)
 
 
