@@ -271,7 +271,8 @@ _GLUED = re.compile(r"\d+/\d+ [^\n]*?<[\d:?]+(?:s|,[^\]\n]*\])?(?=[A-Z][A-Za-z]{
 
 def unglue(ll: LogLine) -> list[LogLine]:
     """A line that is a bar with a message glued to its end, as two lines (both with its line number)."""
-    m = _GLUED.match(ll.text) or (_GLUED.search(ll.text) if "<" in ll.text else None)
+    text = ll.text  # the bar's `<` or, for a bar without length, a digit at the start: else no search can match
+    m = _GLUED.search(text) if "<" in text else _GLUED.match(text) if text[:1].isdigit() else None
     if m is None:
         return [ll]
     return [replace(ll, text=ll.text[:m.end()]), replace(ll, text=ll.text[m.end():])]
