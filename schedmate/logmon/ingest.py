@@ -251,7 +251,7 @@ class LineNormalizer:
         """Drop a job runner's tags: bracketed groups that open this line exactly as they opened the previous
         one (`[42/fit/9 (pid 5150)] [a1b2c3d4-...] Traceback ...`). A tag holding a counter (`[2/20]`,
         `[Epoch 3]`) or a level word alone (`[INFO]`, short) is the program's own and stays."""
-        m = _RUNNER_TAGS.match(ll.text)
+        m = _RUNNER_TAGS.match(ll.text) if ll.text[:1] == "[" else None  # a tag opens the line, or none is there
         tags = m[0] if m is not None else ""
         repeated = bool(tags) and tags == self._prev_tags
         self._prev_tags = tags
