@@ -251,7 +251,7 @@ class LineNormalizer:
         """Drop a job runner's tags: bracketed groups that open this line exactly as they opened the previous
         one (`[42/fit/9 (pid 5150)] [a1b2c3d4-...] Traceback ...`). A tag holding a counter (`[2/20]`,
         `[Epoch 3]`) or a level word alone (`[INFO]`, short) is the program's own and stays."""
-        m = _RUNNER_TAGS.match(ll.text)
+        m = _RUNNER_TAGS.match(ll.text) if ll.text[:1] == "[" else None  # a tag opens the line, or none is there
         tags = m[0] if m is not None else ""
         repeated = bool(tags) and tags == self._prev_tags
         self._prev_tags = tags
@@ -271,7 +271,8 @@ _GLUED = re.compile(r"\d+/\d+ [^\n]*?<[\d:?]+(?:s|,[^\]\n]*\])?(?=[A-Z][A-Za-z]{
 
 def unglue(ll: LogLine) -> list[LogLine]:
     """A line that is a bar with a message glued to its end, as two lines (both with its line number)."""
-    m = _GLUED.match(ll.text) or (_GLUED.search(ll.text) if "<" in ll.text else None)
+    text = ll.text  # the bar's `<` or, for a bar without length, a digit at the start: else no search can match
+    m = _GLUED.search(text) if "<" in text else _GLUED.match(text) if text[:1].isdigit() else None
     if m is None:
         return [ll]
     return [replace(ll, text=ll.text[:m.end()]), replace(ll, text=ll.text[m.end():])]

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from schedmate.logmon.digit_blind import ZEROS as _ZEROS
-from schedmate.logmon.digit_blind import digit_blind
+from schedmate.logmon.digit_blind import digit_blind, digit_shape
 from schedmate.logmon.rules import BENIGN_RULES, Rule
 
 _BLIND: dict[int, tuple[re.Pattern[str], bool]] = {}
@@ -69,8 +69,10 @@ class RuleSet:
                 return (r, m) if r.kind == "progress" else (None, None)
         return None, None
 
-    def match(self, text: str) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
-        digits = text.translate(_ZEROS)
+    def match(self, text: str, digits: str | None = None) -> tuple[Rule, re.Match[str]] | tuple[None, None]:
+        """`digits`: the line's digit shape, when the caller has it (shared with the shapes reader)."""
+        if digits is None:
+            digits = digit_shape(text)
         low = text.lower()
         searched: dict[int, re.Match[str] | None] = {}  # the recent rules' searches, not repeated by the scan
         found = self._plans.get(digits)

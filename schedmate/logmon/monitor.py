@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from schedmate.logmon.digit_blind import digit_shape
 from schedmate.logmon.failures import FailureTracker, action_for, shorten
 from schedmate.logmon.frames import frame_hint, resolve_cut_tracebacks
 from schedmate.logmon.infra import WORKED_AROUND
@@ -210,13 +211,14 @@ class Monitor(Resolution):
         assert self.rules is not None
         if self.progress.batch_size is None and "atch" in text:
             self.progress.batch_size = batch_size_of(text)
-        rule, m = self.rules.match(text)
+        digits = digit_shape(text)  # one digit shape per line, for the rule scan and the shapes reader
+        rule, m = self.rules.match(text, digits)
         if (rule is not None and rule.kind.startswith("error:") and ll.lineno in self._code_lines
                 and text[:1].isspace()):
             rule, m = None, None  # a source line a traceback quotes (`handler(signal.SIGTERM)`) is code, not an event
         is_error = rule is not None and rule.kind.startswith("error:")
         if not is_error:
-            self.shapes.offer(ll.lineno, text, ll.ts)
+            self.shapes.offer(ll.lineno, text, ll.ts, digits)
             if self.progress.step is None and nonfinite_loss(text) and self.shapes.last_is_progress():
                 self.failures.on_loss(math.nan, ll.lineno, text, ll.rank)  # `Loss is Infinity` on a print no rule reads
         if self._ignored_block:

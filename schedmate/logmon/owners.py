@@ -5,12 +5,14 @@ counting on another scale, it has no total of its own printed. Split from `progr
 
 from __future__ import annotations
 
+import functools
 import re
 
 # the word right before a counter's number: `Training Step: ` -> `step`, `... -- iter: ` -> `iter`
 _KEY = re.compile(r"([A-Za-z]+)[^A-Za-z]*$")
 
 
+@functools.lru_cache(maxsize=1024)  # a log repeats a few labels; the search backtracks over every word of one
 def counter_key(label: str | None) -> str | None:
     """The name a counter line gives its counter (the last word before the number), lower-cased."""
     if not label:

@@ -29,6 +29,9 @@ import re
 import statistics
 from collections import OrderedDict, deque
 
+from schedmate.logmon.digit_blind import digit_shape
+from schedmate.logmon.number_spans import NumberSpans
+
 MAX_SHAPES = 256
 """Templates remembered (least recently seen dropped first)."""
 MAX_FIELDS = 24
@@ -126,22 +129,16 @@ def _field_value(f: str) -> float:
     return float(f)
 
 
-def template_of(text: str) -> tuple[str, tuple[float, ...]] | None:
-    """`parse` without the fields, in one pass of `_SPLIT`: (template, values), or None. The fields (keys, units)
-    are needed only for a template seen the first time (`ShapeReader.offer`). Whitespace runs never span a
-    field, so collapsing them over the whole abstracted line gives `parse`'s per-segment template."""
-    parts = _SPLIT.split(text[:400])
-    found = parts[1::2]
-    if not found or len(found) > MAX_FIELDS:
-        return None
-    template = "#".join(parts[0::2])
-    if "  " in template or not template.isprintable():  # printable: no whitespace but single ASCII spaces
-        template = _WHITESPACE.sub(" ", template)
-    template = template.strip()
-    try:
-        return template, tuple(map(float, found))  # plain numbers, nan, inf (as `_field_value` reads them)
-    except ValueError:  # a clock, a dotted or dotless capital i
-        return template, tuple(map(_field_value, found))
+_SPANS = NumberSpans(_SPLIT, MAX_FIELDS)
+
+
+def template_of(text: str, digits: str | None = None) -> tuple[str, tuple[float, ...]] | None:
+    """`parse` without the fields: (template, values), or None. The fields (keys, units) are needed only for a
+    template seen the first time (`ShapeReader.offer`). `_SPLIT` runs once per digit shape (`number_spans.py`);
+    `digits`: the line's digit shape when the caller has it already."""
+    text = text[:400]
+    shape = digit_shape(text) if digits is None else digits[:400]
+    return _SPANS.template_of(text, shape, _field_value)
 
 
 def parse(text: str) -> tuple[str, tuple[Field, ...], tuple[float, ...]] | None:
@@ -275,9 +272,10 @@ class ShapeReader:
         self._shapes: OrderedDict[str, Shape] = OrderedDict()
         self._last: Shape | None = None
 
-    def offer(self, lineno: int, text: str, ts: float | None) -> None:
-        """Take one line (any line; a template seen once costs one entry until it is pushed out)."""
-        parsed = template_of(text)
+    def offer(self, lineno: int, text: str, ts: float | None, digits: str | None = None) -> None:
+        """Take one line (any line; a template seen once costs one entry until it is pushed out); `digits`: its
+        digit shape, when the caller has it."""
+        parsed = template_of(text, digits)
         self._last = None
         if parsed is None:
             return

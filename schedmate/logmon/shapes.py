@@ -98,6 +98,8 @@ _STAMP = re.compile(r"(?<![\d.:/-])(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)
 def embedded_stamp(text: str) -> float | None:
     """Epoch seconds of the one date and time a line holds away from its start (naive, taken as UTC); None when
     it holds none or several (a line that names two moments is no clock reading)."""
+    if "-" not in text:  # no date
+        return None
     found = _STAMP.findall(text)
     if len(found) != 1:
         return None

@@ -210,13 +210,17 @@ _NONFINITE_LOSS = re.compile(r"(?<![\w.])([A-Za-z_]*(?:loss|ppl|perplexity|xent|
                              r"\(?[-+]?(?:nan|inf(?:inity)?)\b", re.IGNORECASE)  # `loss: nan`, `Loss is Infinity`
 
 
+_NONFINITE_WORD = re.compile(r"(?:nan|inf(?:inity)?)\b")  # what `_NONFINITE_LOSS` ends with, on a lower-cased line
+
+
 def nonfinite_loss(text: str) -> bool:
     """Whether a progress line states a loss-like metric that is nan or inf (whatever the metric's name)."""
     if case_folds_as_lower(text):  # ignoring case is lower-casing: no `nan`/`inf`, no match (a test before the regex)
         low = text.lower()
         if "nan" not in low and "inf" not in low or not (
-                "loss" in low or "ppl" in low or "perplexity" in low or "xent" in low or "nll" in low):
-            return False  # also a metric name the regex needs (`INFO` holds `inf`)
+                "loss" in low or "ppl" in low or "perplexity" in low or "xent" in low or "nll" in low) \
+                or _NONFINITE_WORD.search(low) is None:
+            return False  # also a metric name the regex needs, and the word whole (`INFO` holds `inf`)
     return any("scale" not in m[1].lower() and "grad" not in m[1].lower() for m in _NONFINITE_LOSS.finditer(text))
 
 

@@ -56,3 +56,11 @@ def test_a_recent_progress_rule_gives_way_to_an_error_printed_on_its_line():
                  bar.replace("120", "122"), "step 5 exited with code 137", bar.replace("120", "123")]:
         want, got = _ordered_scan(rules, text), rs.match(text)
         assert got[0] is want[0], text
+
+
+def test_the_fast_digit_shape_equals_the_translated_line_for_any_text():
+    from schedmate.logmon.digit_blind import digit_shape
+
+    for text in ("step 123/4560 loss 0.97", "", "\u0663\u0664 it/s 12", "\u4e2d 9 \U0001F600 8", "a\ud800b9\udfff",
+                 "\ud800\udfff7", "\x00\r\t 5", "\u00e9t\u00e9 2024-05-01"):
+        assert digit_shape(text) == text.translate(ZEROS)

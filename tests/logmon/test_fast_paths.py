@@ -56,3 +56,19 @@ def test_first_match_is_the_ordered_scans(text):
         got = rs.match(text)
         assert got[0] is want[0]
         assert (got[1] and got[1].span()) == (want[1] and want[1].span())
+
+
+@pytest.mark.parametrize("text", LINES + [
+    "12/50 [00:04<00:13, 2.9it/s]Traceback (most recent call last):", "37it [00:12,  3.05it/s]zsh: killed",
+    "\u0663it [00:12,  3.05it/s]Killed", "at 2024-05-01 12:00:00 step 3", "INFO inf loss 2", "loss: Infinity,"])
+def test_the_glued_bar_date_and_nonfinite_word_prefilters_agree_with_the_regexes(text):
+    from schedmate.logmon.ingest import _GLUED, LogLine, unglue
+    from schedmate.logmon.shapes import _STAMP, embedded_stamp
+
+    m = _GLUED.match(text) or (_GLUED.search(text) if "<" in text else None)
+    assert len(unglue(LogLine(1, text, None, None))) == (1 if m is None else 2)
+    if embedded_stamp(text) is not None:
+        assert len(_STAMP.findall(text)) == 1
+    assert ("-" in text) or not _STAMP.findall(text)
+    assert nonfinite_loss(text) == any("scale" not in m[1].lower() and "grad" not in m[1].lower()
+                                       for m in _NONFINITE_LOSS.finditer(text))
