@@ -26,6 +26,7 @@ from schedmate.codeprof.static.modelsize.rl_policies import (
 )
 from schedmate.codeprof.static.modelsize.seq2seq_knobs import params_from_seq2seq_knobs
 from schedmate.codeprof.static.modelsize.tf_graph import count_tf_graph
+from schedmate.codeprof.static.modelsize.stax_layers import count_stax
 from schedmate.codeprof.static.modelsize.tf_variables import count_tf_variables
 from schedmate.codeprof.static.names import HIDDEN, LAYERS, VOCAB
 
@@ -83,6 +84,10 @@ def params_from_definition(sp: Any) -> None:
         got = count_tf_variables(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
         if got is not None:
             sp.r.put("params", got[0], got[1], note="TF1 variables the entry script creates, by their shapes")
+    if sp.r.val("params") is None and entry and entry.endswith(".py"):
+        got = count_stax(sp.wd.read_text, sp._import_file, sp._resolver.eval, entry)
+        if got is not None:
+            sp.r.put("params", got[0], got[1], note="JAX stax model the entry script builds, from its init shape")
     if sp.r.val("params") is None:
         params_from_darknet_cfg(sp)  # a Darknet .cfg the job names: its layer list (static/darknet_batch.py)
 

@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from schedmate.codeprof.static.modelsize.interp import Interp
+from schedmate.codeprof.static.modelsize.keras_layers import KLayer
 from schedmate.codeprof.static.modelsize.layers import GiveUp
-from schedmate.codeprof.static.modelsize.values import ClassRef, FuncRef, Source, Unknown
+from schedmate.codeprof.static.modelsize.tf_layers import TFShaped, layer_on_shape, layer_on_width, shaped, tf_functional
+from schedmate.codeprof.static.modelsize.values import ClassRef, Ext, FuncRef, Ref, Source, Unknown
 
 # calls that create weights (the builders a job's graph function is made of)
 _BUILDS = re.compile(r"\b(layers\.dense|layers\.conv[123]d|get_variable|tf\.Variable|slim\.(conv2d|fully_connected)|"
-                     r"layers\.fully_connected|layers\.conv2d_transpose)\s*\(")
+                     r"layers\.fully_connected|layers\.conv2d_transpose|keras\.layers\.[A-Z]\w*)\s*\(")
 _ELEMENTWISE = {"relu", "relu6", "elu", "selu", "tanh", "sigmoid", "softmax", "log_softmax", "dropout", "max_pool",
                 "avg_pool", "max_pool2d", "avg_pool2d", "leaky_relu", "softplus", "identity", "stop_gradient",
                 "batch_normalization", "lrn", "add", "multiply", "square", "abs", "clip_by_value", "bias_add"}
@@ -59,6 +61,7 @@ class TFGraph:
     where: list[str] = field(default_factory=list)
     builders: set[str] = field(default_factory=set)  # names of the job's functions and classes that create weights
     muted: bool = False  # valuing the locals before a call site: weights built there are not this count's
+    keras_called: list[Any] = field(default_factory=list)  # Keras layers already applied (a shared layer counts once)
 
     def builds(self, text: str) -> bool:
         return bool(_BUILDS.search(text)) or any(re.search(rf"\b{re.escape(b)}\s*\(", text) for b in self.builders)
@@ -88,6 +91,8 @@ def _dims(it: Interp, v: Any, what: str) -> tuple[int, ...]:
 def _width(x: Any, what: str) -> int:
     if isinstance(x, TTensor) and x.width is not None:
         return x.width
+    if isinstance(x, TFShaped):
+        return x.shape[-1]
     raise GiveUp(f"TF {what} applied to a tensor of unknown width")
 
 
@@ -125,6 +130,17 @@ def external(it: Interp, g: TFGraph, path: str, args: list[Any], kwargs: dict[st
             return TInit(_dims(it, shape, last))
         except GiveUp:
             return Unknown(f"tf.{last} of an unknown shape")
+    x = _arg(args, kwargs, 0, "inputs")
+    if isinstance(x, TFShaped) and not nn and _trainable(it, kwargs):  # tf.layers on a tensor of known shape
+        got = tf_functional(last, x, [it.concrete(a) for a in args], {k: it.concrete(v) for k, v in kwargs.items()})
+        if got is not None:
+            g.total += 0 if g.muted else got[0]
+            return got[1]
+    if last == "flatten":
+        return TTensor(None)
+    if last == "one_hot":  # indices -> vectors of `depth`
+        depth = it.concrete(_arg(args, kwargs, 1, "depth"))
+        return TTensor(depth if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0 else None)
     n, out = 0, None
     if last in {"get_variable", "Variable", "dense", "fully_connected", "conv1d", "conv2d", "conv3d",
                 "conv2d_transpose"} and not nn and not _trainable(it, kwargs):
@@ -153,11 +169,14 @@ def external(it: Interp, g: TFGraph, path: str, args: list[Any], kwargs: dict[st
     elif last == "reshape":
         try:
             dims = it.concrete(_arg(args, kwargs, 1, "shape"))
+            dims = [it.concrete(d) for d in dims] if isinstance(dims, (list, tuple)) else dims
             w = dims[-1] if isinstance(dims, (list, tuple)) and dims else None
         except GiveUp:
-            w = None
+            dims, w = None, None
+        if (full := shaped(dims)) is not None:  # an image batch `[-1, 28, 28, 1]`: its spatial sizes are kept
+            return full
         return TTensor(w if isinstance(w, int) and w > 0 else None)
-    elif last in _ELEMENTWISE and args and isinstance(args[0], TTensor):
+    elif last in _ELEMENTWISE and args and isinstance(args[0], (TTensor, TFShaped)):
         return args[0]
     else:
         return None
@@ -171,10 +190,17 @@ class _TFInterp(Interp):
 
     def exec_stmt(self, st: ast.stmt, env: dict[str, Any], src: Source) -> None:
         if isinstance(st, ast.With):
+            g: TFGraph = self.tf_graph  # type: ignore[attr-defined]
+            muted, reused = g.muted, False
             for item in st.items:
                 if item.optional_vars is not None and isinstance(item.optional_vars, ast.Name):
                     env[item.optional_vars.id] = Unknown("a context manager")
-            self.exec_body(st.body, env, src)
+                reused = reused or self._reuses(item.context_expr, env, src)
+            g.muted = muted or reused  # `variable_scope(..., reuse=True)` looks up the variables made before
+            try:
+                self.exec_body(st.body, env, src)
+            finally:
+                g.muted = muted
             return
         try:
             super().exec_stmt(st, env, src)
@@ -185,6 +211,56 @@ class _TFInterp(Interp):
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
                         env[n.id] = Unknown("a statement that could not be valued")
+
+
+    def _reuses(self, ctx: ast.expr, env: dict[str, Any], src: Source) -> bool:
+        if not (isinstance(ctx, ast.Call) and ast.unparse(ctx.func).endswith("variable_scope")):
+            return False
+        for k in ctx.keywords:
+            if k.arg == "reuse":
+                try:
+                    return self.concrete(self.eval(k.value, dict(env), src)) is True
+                except _ERRORS:
+                    raise GiveUp("a variable scope whose reuse is not known") from None
+        return False
+
+    def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], where: str) -> Any:
+        x = args[0] if args else kwargs.get("inputs")
+        if not isinstance(fn, KLayer) or not isinstance(x, (TTensor, TFShaped)):
+            return super().call(fn, args, kwargs, where)
+        # a Keras layer applied to a graph tensor: its weights are made at this first call (tf_layers.py)
+        g: TFGraph = self.tf_graph  # type: ignore[attr-defined]
+        if isinstance(x, TFShaped):
+            n, out = layer_on_shape(fn, x)
+        else:
+            n, w = layer_on_width(fn, _width(x, fn.name))
+            out = TTensor(w)
+        if not any(f is fn for f in g.keras_called):
+            g.keras_called.append(fn)
+            g.total += 0 if g.muted else n
+        return out
+
+
+_MODEL_FN_ARGS = ("features", "labels", "mode", "params", "config")
+
+
+def _estimator_model_fn(it: Interp, g: TFGraph, src: Source, call: ast.Call, env: dict[str, Any]) -> Any:
+    """`tf.estimator.Estimator(model_fn=fn, ...)`: the graph builder the estimator calls with the input batch;
+    None when the call is not one, or its model function creates no weights."""
+    try:
+        est = it.eval(call.func, dict(env), src)
+    except _ERRORS:
+        return None
+    if not (isinstance(est, Ext) and est.path.split(".")[-1] in {"Estimator", "TPUEstimator"}):
+        return None
+    node = next((k.value for k in call.keywords if k.arg == "model_fn"), call.args[0] if call.args else None)
+    fn = it.eval(node, dict(env), src) if node is not None else None
+    if not isinstance(fn, FuncRef) or not (fn.node.name in g.builders or g.builds(ast.unparse(fn.node))):
+        return None
+    names = {a.arg for a in [*fn.node.args.args, *fn.node.args.kwonlyargs]}
+    # the batch and the mode are only known at run time: a reference that any subscript or attribute keeps
+    given = {n: ({} if n == "params" else Ref(f"estimator {n}")) for n in _MODEL_FN_ARGS if n in names}
+    return lambda: it.call(fn, [], given, f"{src.rel}:{call.lineno}")
 
 
 def _builds_graph(it: Interp, g: TFGraph, src: Source, call: ast.Call) -> bool:
@@ -218,9 +294,21 @@ def count_tf_graph(read_text: Callable[[str], str | None], import_file: Callable
     for st in ast.walk(src.tree):
         if not isinstance(st, (ast.Assign, ast.Expr)) or not isinstance(st.value, ast.Call) or id(st) in inside:
             continue
-        if not _builds_graph(it, g, src, st.value):
-            continue
         it.steps, it.evidence = 0, []
+        if not _builds_graph(it, g, src, st.value):
+            if not ast.unparse(st.value.func).endswith("Estimator"):
+                continue
+            try:
+                g.muted = True
+                env = _method_env(it, src, st) if isinstance(st, ast.Assign) else {}
+                g.muted = False
+                run = _estimator_model_fn(it, g, src, st.value, env)
+                if run is not None:
+                    run()
+                    g.where.append(f"{entry}:{st.lineno}")
+            except _ERRORS:
+                return None
+            continue
         try:
             target = st.targets[0] if isinstance(st, ast.Assign) and len(st.targets) == 1 else None
             if isinstance(target, ast.Name) and st in src.tree.body and src.assigns.get(target.id) is st.value:
