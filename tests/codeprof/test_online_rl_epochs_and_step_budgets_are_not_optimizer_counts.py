@@ -115,3 +115,28 @@ def test_an_impala_budget_is_divided_by_the_transitions_per_learner_step(tmp_pat
     prof = analyze_code(tmp_path, command="python learner.py --total_steps 4000000", use_llm=False)
     assert prof.value("global_batch_size") == 400
     assert prof.value("train_steps") == 10000
+
+
+ABSL_ENV_STEPS = """
+from absl import app, flags
+import gym
+
+flags.DEFINE_integer("num_steps", 500000, "Number of env steps to run.")
+flags.DEFINE_integer("batch_size", 128, "Replay batch.")
+FLAGS = flags.FLAGS
+
+
+def main(_):
+    env = gym.make("Hopper-v4")
+
+
+if __name__ == "__main__":
+    app.run(main)
+"""
+
+
+def test_a_step_flag_documented_as_environment_steps_is_dropped(tmp_path: Path) -> None:
+    make_job(tmp_path, {"run.py": ABSL_ENV_STEPS})
+    prof = analyze_code(tmp_path, command="python run.py", use_llm=False)
+    assert prof.value("train_steps") is None
+    assert any("documented as counting environment steps" in w for w in prof.warnings)

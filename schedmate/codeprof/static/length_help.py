@@ -31,7 +31,7 @@ _NOT_RUN = re.compile(r"warm|decay|patience|save|eval|valid|test|log|print|every
                       re.IGNORECASE)
 
 
-def _option_at(res: StaticResult, where: str) -> dict[str, Any] | None:
+def option_at(res: StaticResult, where: str) -> dict[str, Any] | None:
     """The argparse option defined at `file:line`, or None."""
     path, _, line = where.rpartition(":")
     if not path or not line.isdigit():
@@ -73,7 +73,7 @@ def recheck_run_length(facts: dict[str, Fact], res: StaticResult) -> dict[str, F
     steps = facts.get("train_steps")
     if steps is None or steps.value is None or len(steps.evidence) != 1:
         return facts
-    option = _option_at(res, steps.evidence[0])
+    option = option_at(res, steps.evidence[0])
     if option is None or not _inner_iterations(option):
         return facts
     del facts["train_steps"]

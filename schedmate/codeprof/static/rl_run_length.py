@@ -1,6 +1,6 @@
 """Run length of jobs that step environments: what their `epochs` and step counts count.
 
-An online RL job trains on the experience it collects, not on a dataset, so three readings that hold elsewhere
+An online RL job trains on the experience it collects, not on a dataset, so four readings that hold elsewhere
 do not hold there:
 
 * **Epochs are not passes over a dataset.** Where the job also states an environment-interaction budget or a
@@ -13,6 +13,7 @@ do not hold there:
   its minibatches; a `num_train_steps` or a computed `num_updates` counts environment steps or rollouts. Only
   the product (rollouts in the budget x update epochs x minibatches, `rl_batch.rollout_updates`) is the
   optimizer step count; any other count is dropped (A2C/ACKTR update once per rollout and keep theirs).
+* **A step option documented as environment steps** ("Number of env steps to run.") is one, whatever its name.
 * **An IMPALA-style budget is in environment steps.** When the learner's batch is `batch_size` unrolls of
   `unroll_length` steps (`rl_batch.unroll_batch`), each learner step consumes that many environment steps, so
   a `total_steps`/`total_frames` budget is that many learner steps times the transitions per step.
@@ -24,6 +25,7 @@ import re
 from typing import Any
 
 from schedmate.codeprof.facts import Fact
+from schedmate.codeprof.static.length_help import option_at
 from schedmate.codeprof.static.result import StaticResult
 from schedmate.codeprof.static.rl_batch import unroll_batch
 from schedmate.codeprof.static.rl_env_steps import steps_environments
@@ -42,6 +44,9 @@ _MINIBATCHES = re.compile(r"^(?:num_|n_)?mini_?batch(?:es)?$|^nminibatches$|^num
 _TOTAL = re.compile(r"^(?:total|num)_(?:timesteps|env_steps|frames)$", re.IGNORECASE)
 _UPDATE_EPOCHS = re.compile(r"^(?:update_epochs|ppo_epochs?|epoch_ppo|num_sgd_iter|n_epochs|epochs)$", re.IGNORECASE)
 _WHOLE_ROLLOUT_ALGOS = {"a2c", "acktr"}
+# an option's help that says it counts interaction with the environment
+_ENV_STEP_HELP = re.compile(r"\b(?:env(?:ironment)?|actor|agent)[- ](?:steps|interactions|frames)\b|"
+                            r"\b(?:time ?steps|frames) (?:in|of|from) the env", re.IGNORECASE)
 # an IMPALA learner's budget in environment steps
 _UNROLL_BUDGET = ("total_steps", "total_frames", "total_env_steps", "num_env_steps", "total_environment_frames")
 
@@ -87,7 +92,7 @@ def _drop(facts: dict[str, Fact], name: str, why: str, out: list[str]) -> None:
 
 
 def rl_run_length(facts: dict[str, Fact], res: StaticResult) -> list[str]:
-    """Apply the three readings above to `facts` (in place); one warning per changed field."""
+    """Apply the four readings above to `facts` (in place); one warning per changed field."""
     out: list[str] = []
     if not steps_environments(res.py):
         return out
@@ -102,6 +107,11 @@ def rl_run_length(facts: dict[str, Fact], res: StaticResult) -> list[str]:
     if not have("train_steps"):
         return out
     steps = facts["train_steps"]
+    helps = [o.get("help") or "" for w in steps.evidence if (o := option_at(res, w)) is not None]
+    if any(_ENV_STEP_HELP.search(h) for h in helps):
+        _drop(facts, "train_steps", "the option it comes from is documented as counting environment steps, "
+              "not optimizer steps", out)
+        return out
     p = res.params
     envs, rollout, minib = _first(p, _ENVS), _first(p, _ROLLOUT), _first(p, _MINIBATCHES)
     algo = p.get("algo") or p.get("algorithm")

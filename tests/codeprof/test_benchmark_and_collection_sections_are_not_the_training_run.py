@@ -1,0 +1,38 @@
+"""A config's data-loading benchmark section (`BENCHMARK.NUM_EPOCHS`) and an RL data-collection section
+(`collection.train.num_steps`) are not the training run: their counts are never read under the bare leaf name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from schedmate.codeprof.analyzer import analyze_code
+from schedmate.codeprof.params import training_leaf
+from tests.codeprof.codeprof_support import make_job
+
+CONFIG = """
+benchmark:
+  num_epochs: 3
+solver:
+  max_epoch: 12
+train:
+  batch_size: 16
+"""
+
+
+def test_the_sections_are_not_training_leaves() -> None:
+    assert not training_leaf("benchmark.num_epochs")
+    assert not training_leaf("collection.train.config.num_steps")
+    assert training_leaf("solver.max_epoch")
+
+
+def test_the_solver_epochs_win_over_the_benchmark_epochs(tmp_path: Path) -> None:
+    make_job(tmp_path, {"cfg.yaml": CONFIG, "train.py": """
+        import argparse
+        import yaml
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--cfg")
+        args = p.parse_args()
+        cfg = yaml.safe_load(open(args.cfg))
+    """})
+    assert analyze_code(tmp_path, command="python train.py --cfg cfg.yaml", use_llm=False).value("epochs") == 12
