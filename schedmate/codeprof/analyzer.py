@@ -17,6 +17,7 @@ from schedmate.codeprof.readme_params import params_fact
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
 from schedmate.codeprof.static.length_help import recheck_run_length
+from schedmate.codeprof.static.random_settings import drop_random_settings
 from schedmate.codeprof.static.rl_run_length import rl_run_length
 
 
@@ -140,7 +141,7 @@ def finish(
     if candidates and res.candidates and (filled := fill_from_candidates(facts, res)):
         warnings = [*warnings, *filled]
         extras = derive(facts, res.dims, res.accum_knob)  # a filled micro batch gives the global one
-    if rl_changed := rl_run_length(facts, res):  # after the fill: a named epochs/steps count is checked too
+    if rl_changed := [*rl_run_length(facts, res), *drop_random_settings(facts, res)]:  # fills are checked too
         warnings = [*warnings, *rl_changed]
     extras["files_read"] = sorted(wd.hashes)
     if wd.skipped:
