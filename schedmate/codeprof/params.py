@@ -36,7 +36,10 @@ def norm(key: str) -> str:
 # under the bare leaf name
 _NOT_TRAINING_SECTION = re.compile(
     r"^(?:env_runner|envs?|rollouts?|collection|collector|benchmarks?|eval|evaluation|evaluator|val|valid|"
-    r"validation|test|testing|sampling|sampler|generation|generate|inference|predict|prediction)(?:_\w*)?$")
+    r"validation|test|testing|sampling|sampler|generation|generate|inference|predict|prediction)(?:_\w*)?$|"
+    # a named evaluation set (`_ade150_eval`, `coco_test`) and a learning-rate schedule (detectron2's
+    # `lr_multiplier.scheduler.num_updates`, `lr_scheduler.total_steps`): its horizon is not the run length
+    r"^_*\w+_(?:eval|evaluation|test|testing|val|valid|validation)$|^(?:lr_multiplier|lr_?sched(?:ule|uler)?)$")
 
 
 def training_leaf(key: str) -> bool:

@@ -1,4 +1,5 @@
-"""A config's data-loading benchmark section (`BENCHMARK.NUM_EPOCHS`) and an RL data-collection section
+"""A config's data-loading benchmark section (`BENCHMARK.NUM_EPOCHS`), an RL data-collection section, a named
+evaluation set (`_coco_eval`) and a learning-rate schedule (`lr_multiplier`)
 (`collection.train.num_steps`) are not the training run: their counts are never read under the bare leaf name."""
 
 from __future__ import annotations
@@ -36,3 +37,11 @@ def test_the_solver_epochs_win_over_the_benchmark_epochs(tmp_path: Path) -> None
         cfg = yaml.safe_load(open(args.cfg))
     """})
     assert analyze_code(tmp_path, command="python train.py --cfg cfg.yaml", use_llm=False).value("epochs") == 12
+
+
+def test_a_named_evaluation_set_and_a_learning_rate_schedule_are_not_training_leaves() -> None:
+    assert not training_leaf("_coco_eval.loader.local_batch_size")
+    assert not training_leaf("lr_multiplier.scheduler.num_updates")
+    assert not training_leaf("lr_scheduler.total_steps")
+    assert training_leaf("train.max_iter")
+    assert training_leaf("interval_train.max_iter")
