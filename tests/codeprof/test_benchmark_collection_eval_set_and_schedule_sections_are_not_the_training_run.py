@@ -1,6 +1,5 @@
 """A config's data-loading benchmark section (`BENCHMARK.NUM_EPOCHS`), an RL data-collection section, a named
-evaluation set (`_coco_eval`) and a learning-rate schedule (`lr_multiplier`)
-(`collection.train.num_steps`) are not the training run: their counts are never read under the bare leaf name."""
+evaluation set (`_coco_eval`) and a learning-rate schedule (`lr_multiplier`) are not the training run: their counts are never read under the bare leaf name."""
 
 from __future__ import annotations
 
