@@ -17,6 +17,7 @@ from schedmate.codeprof.readme_params import params_fact
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
 from schedmate.codeprof.static.length_help import recheck_run_length
+from schedmate.codeprof.static.hugectr_solver import hugectr_solver
 from schedmate.codeprof.static.random_settings import drop_random_settings
 from schedmate.codeprof.static.reference_world import rescale_to_world
 from schedmate.codeprof.static.rl_run_length import rl_run_length
@@ -135,7 +136,8 @@ def finish(
     if (facts.get("params") is None or facts["params"].value is None) and (named := named_model_params(
             res.launch.args if res.launch else [], res.params, res.entry, wd)):  # the named architecture's row
         facts["params"] = named
-    warnings = [*warnings, *apply_update_interval(facts, res.params, wd), *rescale_to_world(facts, res)]
+    warnings = [*warnings, *apply_update_interval(facts, res.params, wd), *rescale_to_world(facts, res),
+                *hugectr_solver(facts, res)]
     extras = derive(facts, res.dims, res.accum_knob)
     if fill_params(facts, res):  # an architecture or size named by a setting, when nothing counted the model
         extras = derive(facts, res.dims, res.accum_knob)
