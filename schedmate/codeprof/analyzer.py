@@ -17,6 +17,7 @@ from schedmate.codeprof.readme_params import params_fact
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
 from schedmate.codeprof.static.length_help import recheck_run_length
+from schedmate.codeprof.static.deepspeed_batch_check import check_deepspeed_batch
 from schedmate.codeprof.static.hugectr_solver import hugectr_solver
 from schedmate.codeprof.static.random_settings import drop_random_settings
 from schedmate.codeprof.static.reference_world import rescale_to_world
@@ -146,6 +147,9 @@ def finish(
         extras = derive(facts, res.dims, res.accum_knob)  # a filled micro batch gives the global one
     if rl_changed := [*rl_run_length(facts, res), *drop_random_settings(facts, res)]:  # fills are checked too
         warnings = [*warnings, *rl_changed]
+    if ds_changed := check_deepspeed_batch(facts):
+        warnings = [*warnings, *ds_changed]
+        extras = derive(facts, res.dims, res.accum_knob)  # the engine's micro batch, when the GPU count is known
     extras["files_read"] = sorted(wd.hashes)
     if wd.skipped:
         extras["files_skipped"] = dict(sorted(wd.skipped.items()))
