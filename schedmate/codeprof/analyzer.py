@@ -19,6 +19,7 @@ from schedmate.codeprof.static import StaticResult, run_static
 from schedmate.codeprof.static.length_help import recheck_run_length
 from schedmate.codeprof.static.deepspeed_batch_check import check_deepspeed_batch
 from schedmate.codeprof.static.hugectr_solver import hugectr_solver
+from schedmate.codeprof.static.unfixed_batches import unfixed_batches
 from schedmate.codeprof.static.random_settings import drop_random_settings
 from schedmate.codeprof.static.reference_world import rescale_to_world
 from schedmate.codeprof.static.rl_run_length import rl_run_length
@@ -147,7 +148,7 @@ def finish(
         extras = derive(facts, res.dims, res.accum_knob)  # a filled micro batch gives the global one
     if rl_changed := [*rl_run_length(facts, res), *drop_random_settings(facts, res)]:  # fills are checked too
         warnings = [*warnings, *rl_changed]
-    if ds_changed := check_deepspeed_batch(facts):
+    if ds_changed := [*check_deepspeed_batch(facts), *unfixed_batches(facts, res)]:
         warnings = [*warnings, *ds_changed]
         extras = derive(facts, res.dims, res.accum_knob)  # the engine's micro batch, when the GPU count is known
     extras["files_read"] = sorted(wd.hashes)
