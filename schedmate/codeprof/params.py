@@ -39,7 +39,9 @@ _NOT_TRAINING_SECTION = re.compile(
     r"validation|test|testing|sampling|sampler|generation|generate|inference|predict|prediction)(?:_\w*)?$|"
     # a named evaluation set (`_ade150_eval`, `coco_test`) and a learning-rate schedule (detectron2's
     # `lr_multiplier.scheduler.num_updates`, `lr_scheduler.total_steps`): its horizon is not the run length
-    r"^_*\w+_(?:eval|evaluation|test|testing|val|valid|validation)$|^(?:lr_multiplier|lr_?sched(?:ule|uler)?)$")
+    # (`train_eval`, a function that trains and evaluates, is the training run)
+    r"^(?!\w*train)_*\w+_(?:eval|evaluation|test|testing|val|valid|validation)$|"
+    r"^(?:lr_multiplier|lr_?sched(?:ule|uler)?)$")
 
 
 def training_leaf(key: str) -> bool:

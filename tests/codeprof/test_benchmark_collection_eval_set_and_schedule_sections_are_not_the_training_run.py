@@ -44,3 +44,8 @@ def test_a_named_evaluation_set_and_a_learning_rate_schedule_are_not_training_le
     assert not training_leaf("lr_scheduler.total_steps")
     assert training_leaf("train.max_iter")
     assert training_leaf("interval_train.max_iter")
+
+
+def test_a_train_and_eval_function_is_the_training_run() -> None:
+    assert training_leaf("train_eval.batch_size")
+    assert training_leaf("train_and_eval.batch_size")

@@ -26,8 +26,9 @@ def unfixed_batches(facts: dict[str, Fact], res: StaticResult) -> list[str]:
 
     def drop(name: str, why: str) -> None:
         f = facts.get(name)
-        if f is not None and f.value is not None:
-            out.append(f"{name}: {f.value} dropped: {why}")
+        if f is None or f.value is None:
+            return
+        out.append(f"{name}: {f.value} dropped: {why}")
         # a null fact, not a missing one: derivation must not fill it again from the other batch fields
         facts[name] = Fact(value=None, source="static", evidence=[], note=why)
 
