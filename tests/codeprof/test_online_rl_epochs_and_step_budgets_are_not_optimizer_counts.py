@@ -140,3 +140,10 @@ def test_a_step_flag_documented_as_environment_steps_is_dropped(tmp_path: Path) 
     prof = analyze_code(tmp_path, command="python run.py", use_llm=False)
     assert prof.value("train_steps") is None
     assert any("documented as counting environment steps" in w for w in prof.warnings)
+
+
+def test_a_count_computed_from_an_environment_step_option_is_not_dropped_for_its_help(tmp_path: Path) -> None:
+    documented = ON_POLICY.replace('default=1024000)', 'default=1024000, help="number of environment steps")')
+    make_job(tmp_path, {"main.py": documented})
+    prof = analyze_code(tmp_path, command="python main.py --algo a2c", use_llm=False)
+    assert not any("documented as counting environment steps" in w for w in prof.warnings)

@@ -107,7 +107,9 @@ def rl_run_length(facts: dict[str, Fact], res: StaticResult) -> list[str]:
     if not have("train_steps"):
         return out
     steps = facts["train_steps"]
-    helps = [o.get("help") or "" for w in steps.evidence if (o := option_at(res, w)) is not None]
+    # the option's own value taken as the steps (`num_updates = num_env_steps // ...` computed from it is not)
+    helps = [o.get("help") or "" for w in steps.evidence if (o := option_at(res, w)) is not None
+             and (pv := res.params.get(str(o.get("dest") or ""))) is not None and pv.value == steps.value]
     if any(_ENV_STEP_HELP.search(h) for h in helps):
         _drop(facts, "train_steps", "the option it comes from is documented as counting environment steps, "
               "not optimizer steps", out)
