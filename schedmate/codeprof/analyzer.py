@@ -17,6 +17,12 @@ from schedmate.codeprof.readme_params import params_fact
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static import StaticResult, run_static
 from schedmate.codeprof.static.length_help import recheck_run_length
+from schedmate.codeprof.static.deepspeed_batch_check import check_deepspeed_batch
+from schedmate.codeprof.static.hugectr_solver import hugectr_solver
+from schedmate.codeprof.static.unfixed_batches import unfixed_batches
+from schedmate.codeprof.static.random_settings import drop_random_settings
+from schedmate.codeprof.static.reference_world import rescale_to_world
+from schedmate.codeprof.static.rl_run_length import rl_run_length
 
 
 class AnalyzeError(ValueError):
@@ -132,13 +138,19 @@ def finish(
     if (facts.get("params") is None or facts["params"].value is None) and (named := named_model_params(
             res.launch.args if res.launch else [], res.params, res.entry, wd)):  # the named architecture's row
         facts["params"] = named
-    warnings = [*warnings, *apply_update_interval(facts, res.params, wd)]
+    warnings = [*warnings, *apply_update_interval(facts, res.params, wd), *rescale_to_world(facts, res),
+                *hugectr_solver(facts, res)]
     extras = derive(facts, res.dims, res.accum_knob)
     if fill_params(facts, res):  # an architecture or size named by a setting, when nothing counted the model
         extras = derive(facts, res.dims, res.accum_knob)
     if candidates and res.candidates and (filled := fill_from_candidates(facts, res)):
         warnings = [*warnings, *filled]
         extras = derive(facts, res.dims, res.accum_knob)  # a filled micro batch gives the global one
+    if rl_changed := [*rl_run_length(facts, res), *drop_random_settings(facts, res)]:  # fills are checked too
+        warnings = [*warnings, *rl_changed]
+    if ds_changed := [*check_deepspeed_batch(facts), *unfixed_batches(facts, res)]:
+        warnings = [*warnings, *ds_changed]
+        extras = derive(facts, res.dims, res.accum_knob)  # the engine's micro batch, when the GPU count is known
     extras["files_read"] = sorted(wd.hashes)
     if wd.skipped:
         extras["files_skipped"] = dict(sorted(wd.skipped.items()))

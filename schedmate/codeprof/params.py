@@ -31,11 +31,17 @@ def norm(key: str) -> str:
     return key.strip().lstrip("-").replace("-", "_").lower()
 
 
-# a section of a config that is not the training run (evaluation, test, sampling, environment rollouts): its
-# `max_steps` or `batch_size` is reachable by its full path only, never under the bare leaf name
+# a section of a config that is not the training run (evaluation, test, sampling, environment rollouts and data
+# collection, a data-loading benchmark): its `max_steps` or `batch_size` is reachable by its full path only, never
+# under the bare leaf name
 _NOT_TRAINING_SECTION = re.compile(
-    r"^(?:env_runner|envs?|rollouts?|eval|evaluation|evaluator|val|valid|validation|test|testing|sampling|sampler|"
-    r"generation|generate|inference|predict|prediction)(?:_\w*)?$")
+    r"^(?:env_runner|envs?|rollouts?|collection|collector|benchmarks?|eval|evaluation|evaluator|val|valid|"
+    r"validation|test|testing|sampling|sampler|generation|generate|inference|predict|prediction)(?:_\w*)?$|"
+    # a named evaluation set (`_ade150_eval`, `coco_test`) and a learning-rate schedule (detectron2's
+    # `lr_multiplier.scheduler.num_updates`, `lr_scheduler.total_steps`): its horizon is not the run length
+    # (`train_eval`, a function that trains and evaluates, is the training run)
+    r"^(?!\w*train)_*\w+_(?:eval|evaluation|test|testing|val|valid|validation)$|"
+    r"^(?:lr_multiplier|lr_?sched(?:ule|uler)?)$")
 
 
 def training_leaf(key: str) -> bool:

@@ -10,7 +10,8 @@ A yacs job (`_C = CN(); _C.SOLVER.IMS_PER_BATCH = 16` defaults, a YAML given wit
    valid as detectron2's `SOLVER.MAX_ITER 90000`: `opts_key` accepts them when the script declares `opts`;
 3. named flags copied into fields by the repository's `update_config(config, args)`
    (`if args.batch_size: config.DATA.BATCH_SIZE = args.batch_size`, Swin-Transformer and its many copies):
-   `flags_into_fields` finds these copies so a flag given on the command line sets the field it feeds.
+   `flags_into_fields` finds these copies so a flag given on the command line sets the field it feeds; a copy
+   no `if` guards (`config.train_epochs = args.epoch`) also carries the flag's default over the field's own.
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ def opts_key(token: str, loose: bool) -> bool:
     return loose and bool(_LOOSE_KEY.fullmatch(token)) and not _FILE_TAIL.search(token)
 
 
-def flags_into_fields(py: dict[str, dict[str, Any]]) -> list[tuple[str, str, str]]:
-    """(config field without its root, flag dest, file:line) for every `cfg.SECTION.FIELD = args.flag` in a
-    function (the `update_config(config, args)` idiom); a field fed by two different flags is left out."""
-    out: dict[str, tuple[str, str]] = {}
+def flags_into_fields(py: dict[str, dict[str, Any]]) -> list[tuple[str, str, str, bool]]:
+    """(config field without its root, flag dest, file:line, unconditional) for every `cfg.SECTION.FIELD =
+    args.flag` in a function (the `update_config(config, args)` idiom); a field fed by two different flags is
+    left out. `unconditional` is True when no `if` guards the copy (`config.train_epochs = args.epoch`)."""
+    out: dict[str, tuple[str, str, bool]] = {}
     dropped: set[str] = set()
     for rel, s in py.items():
         for a in s.get("assigns", []):
@@ -67,5 +69,5 @@ def flags_into_fields(py: dict[str, dict[str, Any]]) -> list[tuple[str, str, str
             field = ".".join(parts[1:])
             if field in out and out[field][0] != m.group(1):
                 dropped.add(field)
-            out[field] = (m.group(1), f"{rel}:{a['line']}")
-    return [(f, dest, where) for f, (dest, where) in out.items() if f not in dropped]
+            out[field] = (m.group(1), f"{rel}:{a['line']}", not a.get("when"))
+    return [(f, dest, where, always) for f, (dest, where, always) in out.items() if f not in dropped]

@@ -81,6 +81,21 @@ def is_program(tok: str) -> bool:
     )
 
 
+def option_value(toks: list[str], j: int) -> tuple[str, int]:
+    """The value at toks[j] and the index after it. A documented command's placeholder set of alternatives
+    (`--node_rank {0, 1, 2, 3}`: one of them per node) splits into several words in bash; it is one value, and
+    the words after it are the launcher's next options, not the program."""
+    if j >= len(toks):
+        return "", j + 1
+    k = j
+    if toks[j].startswith("{") and "}" not in toks[j]:
+        while k + 1 < len(toks) and "}" not in toks[k] and re.fullmatch(r"[\w.-]*,?}?", toks[k + 1]):
+            k += 1
+        if "}" not in toks[k]:
+            k = j  # no closing brace: not a placeholder set
+    return " ".join(toks[j : k + 1]), k + 1
+
+
 def scan_options(
     toks: list[str],
     i: int,
@@ -112,8 +127,7 @@ def scan_options(
                 opts[name] = True
                 i += 1
             elif name in valued or nxt_is_value:
-                opts[name] = toks[i + 1] if i + 1 < len(toks) else ""
-                i += 2
+                opts[name], i = option_value(toks, i + 1)
             else:
                 opts[name] = True
                 i += 1
@@ -132,8 +146,7 @@ def scan_options(
                 opts[name] = True
                 i += 1
             elif name in valued or nxt_is_value:
-                opts[name] = toks[i + 1] if i + 1 < len(toks) else ""
-                i += 2
+                opts[name], i = option_value(toks, i + 1)
             else:
                 opts[name] = True
                 i += 1

@@ -24,6 +24,7 @@ from schedmate.codeprof.params import (
 from schedmate.codeprof.reader import Workdir
 from schedmate.codeprof.static.batch import BatchMixin
 from schedmate.codeprof.static.config_calls import read_config_calls
+from schedmate.codeprof.static.config_object_batch import read_config_object_batches
 from schedmate.codeprof.static.config_files import ConfigFilesMixin
 from schedmate.codeprof.static.devices import DevicesMixin
 from schedmate.codeprof.static.epoch_steps import EpochStepsMixin
@@ -93,6 +94,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         self._config_files()
         self._resolver = self._make_resolver()
         read_config_calls(self)  # config_calls.py: `get_config(FLAGS.epochs, ...)` bound to its parameters
+        read_config_object_batches(self)  # config_object_batch.py: `DQNConfig(batch_size=32)` over a base default
         self._runtime_values()
         self._resolver = self._make_resolver()
         self._topology()

@@ -12,6 +12,8 @@ from schedmate.codeprof.legacy_python import repair_legacy
 from schedmate.codeprof.params import (
     CODE_DEFAULT,
     COMMAND_LINE,
+    CONFIG,
+    CONFIG_OVERRIDE,
     LIBRARY_DEFAULT,
     norm,
 )
@@ -479,8 +481,14 @@ class ReadingMixin:
                 positional.append(t)
                 i += 1
         self._positional = positional
-        for field, dest, at in flags_into_fields(self.r.py):
+        for field, dest, at, always in flags_into_fields(self.r.py):
             pv = P._full.get(norm(dest))
-            if pv is not None and pv.layer >= COMMAND_LINE and "." not in pv.key:
+            if pv is None or "." in pv.key:
+                continue
+            if pv.layer >= COMMAND_LINE:
                 # `if args.batch_size: config.DATA.BATCH_SIZE = args.batch_size` (yacs `update_config`)
                 P.set(field, pv.value, [*pv.where, at], COMMAND_LINE)
+            elif always and pv.layer == CODE_DEFAULT and pv.value is not None \
+                    and (old := P._full.get(norm(field))) is not None and old.layer <= CONFIG:
+                # an unguarded copy runs after the config is built: the flag's default replaces the field's
+                P.set(field, pv.value, [*pv.where, at], CONFIG_OVERRIDE)
