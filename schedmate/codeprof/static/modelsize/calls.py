@@ -268,12 +268,16 @@ def builtin(it: Interp, name: str, args: list[Any], kwargs: dict[str, Any]) -> A
             raise GiveUp(f"map(): {e}") from e
     if name == "isinstance":
         return pyfuncs.is_instance(it, args)
+    if name == "hasattr":
+        return pyfuncs.has_attr(it, args)
+    if name == "callable" and len(args) == 1:
+        return pyfuncs.is_callable(args[0])
     if name == "setattr" and len(args) == 3 and isinstance(args[0], Mod) and not kwargs:
         if isinstance(args[2], Unknown) and args[2].maybe_module:  # `setattr(self, f"layer{i}", build(...))`
             raise GiveUp(f"setattr of a value that cannot be followed ({args[2].why})")
         args[0].attrs[str(it.concrete(args[1]))] = args[2]  # registered like `self.<name> = value`
         return None
-    if name in {"hasattr", "setattr", "map", "super"}:
+    if name in {"setattr", "map", "super", "callable"}:
         return Unknown(f"builtin {name}")
     vals = [it.concrete(a) for a in args]
     fn = {"int": int, "float": float, "len": len, "range": range, "max": max, "min": min, "sum": sum, "abs": abs,
