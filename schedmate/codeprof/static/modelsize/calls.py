@@ -26,6 +26,7 @@ from schedmate.codeprof.static.modelsize.layer_subclass import layer_subclass
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
 from schedmate.codeprof.static.modelsize.registries import registry_lookup
 from schedmate.codeprof.static.modelsize.rl_policies import env_spaces
+from schedmate.codeprof.static.modelsize.timm_blocks import TIMM_BLOCKS, timm_block
 from schedmate.codeprof.static.modelsize.values import STR_METHODS
 
 if TYPE_CHECKING:
@@ -209,6 +210,8 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         return args[0]  # keeps the backbone's layers (its published size, classifier head included: a few percent)
     if _PARAM_FREE_EXT.search(last):
         return Mod(last)
+    if parts[0] == "timm" and last in TIMM_BLOCKS:  # `from timm.models.vision_transformer import PatchEmbed`
+        return timm_block(it, last, args, kwargs, path)
     known_size = _well_known(it, parts, args, kwargs)
     if known_size is not None:
         return known_size
