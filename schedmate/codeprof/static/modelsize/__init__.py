@@ -35,6 +35,7 @@ from schedmate.codeprof.static.modelsize.interp import (
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.passthrough import moved_argument
+from schedmate.codeprof.static.modelsize.path_env import path_env
 from schedmate.codeprof.static.modelsize.trainer_objects import trainer_models
 from schedmate.codeprof.static.modelsize.tuple_builders import tuple_models
 
@@ -263,7 +264,7 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         it.steps = 0
         try:
             local = not isinstance(st.targets[0], ast.Name) or is_flax_call(it, src, value)
-            env = _method_env(it, src, st) if local else {}
+            env = _method_env(it, src, st) if local else path_env(it, src, st, value, off, resolve)
             it.steps = 0
             got = it.eval(value, env, src)
             if isinstance(got, Mod) and "__flax__" in got.attrs and got.total() == 0:
