@@ -150,6 +150,8 @@ def method(it: Interp, base: Any, name: str, args: list[Any], kwargs: dict[str, 
 
 
 def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if path.startswith(("torch.nn.modules.", "torch.nn.parameter.")) and path.count(".") == 4:
+        path = "torch.nn." + path.rsplit(".", 1)[1]  # `from torch.nn.modules.linear import Linear`: nn.Linear itself
     parts = path.split(".")
     last = parts[-1]
     if parts[0] == "builtins":
