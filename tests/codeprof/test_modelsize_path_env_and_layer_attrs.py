@@ -77,3 +77,27 @@ def test_a_name_assigned_on_branches_the_run_may_both_take_leaves_the_count_null
     make_job(tmp_path, job)
     f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
     assert "params" not in f or f["params"].value is None
+
+
+def test_parts_built_on_their_own_lines_and_wrapped_together_are_counted_once(tmp_path):
+    job = dict(JOB)
+    job["train.py"] = """
+        import torch.nn as nn
+        from net import build_net
+
+        class Pair(nn.Module):
+            def __init__(self, enc, dec):
+                super().__init__()
+                self.enc = enc
+                self.dec = dec
+
+        def main():
+            net_enc = build_net(8, 4)
+            net_dec = build_net(4, 2)
+            pair = Pair(net_enc, net_dec)
+
+        main()
+    """
+    make_job(tmp_path, job)
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert "params" not in f or f["params"].value in (None, _net(8, 4) + _net(4, 2))

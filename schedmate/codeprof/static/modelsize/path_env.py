@@ -12,7 +12,8 @@ A name the model's constructor call reads gets the value of its one assignment b
 function (or at module level), when every other assignment to it is in a branch the resolver settles as not
 taken. Names the resolver knows keep its reading (command-line values win); a name assigned in a loop, assigned
 twice on the path, or changed in place afterwards (`cfg['x'] = ...`, `cfg.update(...)`, `cfg.x = ...`) is left
-out, so the call stays as uncountable as before.
+out, so the call stays as uncountable as before. A name bound to a module is left out too: the model built
+at its own assignment is counted there, and wrapping it again would count it twice.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schedmate.codeprof.static.modelsize.interp import Interp, Source, Unknown
-from schedmate.codeprof.static.modelsize.layers import GiveUp
+from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 
 _ERRORS = (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError)
 _LOOPS = (ast.For, ast.While, ast.AsyncFor, ast.comprehension)
@@ -95,6 +96,6 @@ def path_env(it: Interp, src: Source, st: ast.stmt, value: ast.expr, off: set[in
             got = it.eval(a.value, {}, src)
         except _ERRORS:
             continue
-        if not isinstance(got, Unknown):
+        if not isinstance(got, (Unknown, Mod)):  # a module bound here is counted at its own assignment already
             env[name] = got
     return env
