@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from schedmate.codeprof.static.modelsize.called_functions import called_models
+from schedmate.codeprof.static.modelsize.conditions import alternatives, settled_by_interp
 from schedmate.codeprof.static.modelsize.flax_learners import learner_flax_models
 from schedmate.codeprof.static.modelsize.flax_modules import is_flax_call
 from schedmate.codeprof.static.modelsize.flax_modules import root_total as flax_root_total
@@ -35,6 +36,7 @@ from schedmate.codeprof.static.modelsize.interp import (
 from schedmate.codeprof.static.modelsize.keras_layers import KERAS_PATH
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
 from schedmate.codeprof.static.modelsize.passthrough import moved_argument
+from schedmate.codeprof.static.modelsize.path_env import path_env
 from schedmate.codeprof.static.modelsize.trainer_objects import trainer_models
 from schedmate.codeprof.static.modelsize.tuple_builders import tuple_models
 
@@ -203,9 +205,11 @@ def _builds_model(it: Interp, src: Source, call: ast.Call, depth: int = 0) -> bo
     return False
 
 
-def _off_path(tree: ast.Module, resolve: Callable[[str], tuple[bool, Any, list[str]]]) -> set[int]:
+def _off_path(tree: ast.Module, resolve: Callable[[str], tuple[bool, Any, list[str]]],
+              it: Interp | None = None, src: Source | None = None) -> set[int]:
     """Statements in a branch the run does not take (`if opt.distill == 'crd':` when the command picks `kd`), by
-    the analyzer's resolver; a condition it cannot settle leaves both branches on the path."""
+    the analyzer's resolver, or by the interpreter over values the resolver knows (`args.arch.lower() == 'a'`,
+    conditions.py); a condition neither can settle leaves both branches on the path."""
     off: set[int] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.If):
@@ -214,6 +218,9 @@ def _off_path(tree: ast.Module, resolve: Callable[[str], tuple[bool, Any, list[s
             ok, val, _ = resolve(ast.unparse(node.test))
         except Exception:  # noqa: BLE001 - an expression the resolver cannot read settles nothing
             continue
+        if not ok and it is not None and src is not None:
+            val = settled_by_interp(it, src, node.test, resolve)
+            ok = val is not None
         if ok and isinstance(val, bool):
             for st in node.orelse if val else node.body:
                 off.update(id(n) for n in ast.walk(st))
@@ -233,6 +240,7 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
     if src is None:
         return None
     by_name: dict[str, list[tuple[int, list[str]]]] = {}
+    made_by: dict[str, list[ast.Assign]] = {}  # the assignments that built each class
     named = [(st.targets[0].id, st) for st in _assignments(src.tree)]  # type: ignore[attr-defined]
     names = {n for n, _ in named}
     # a helper the script calls for a value (`model_t = load_teacher(path)`) is evaluated at that call, with its
@@ -241,7 +249,7 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
               and isinstance(_unwrap(st.value).func, ast.Name)}  # type: ignore[attr-defined]
     inside = {id(n) for f in src.tree.body if isinstance(f, ast.FunctionDef) and f.name in called
               for n in ast.walk(f)}
-    off = _off_path(src.tree, resolve)
+    off = _off_path(src.tree, resolve, it, src)
     for name, st in [*named, *_self_assignments(it, src)]:
         value = _unwrap(_with_added_layers(src.tree, st))
         while (moved := moved_argument(it, src, value)) is not None:  # `trans_to_cuda(Net(opt))`: passthrough.py
@@ -253,17 +261,19 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         if not _builds_model(it, src, value):  # a trainer object from another file may build it (trainer_objects.py)
             for cname, n, ev in trainer_models(it, src, value, _builds_model, AUX_TARGET) or []:
                 by_name.setdefault(cname, []).append((n, ev))
+                made_by.setdefault(cname, []).append(st)
             learned = learner_flax_models(it, src, _method_env(it, src, st), value, input_widths, AUX_TARGET)
             if learned is None:  # a learner object's Flax definitions (flax_learners.py) that cannot be counted
                 return None
             for cname, n, ev in learned:
                 by_name.setdefault(cname, []).append((n, ev))
+                made_by.setdefault(cname, []).append(st)
             continue
         it.evidence = [f"{entry}:{st.lineno}"]
         it.steps = 0
         try:
             local = not isinstance(st.targets[0], ast.Name) or is_flax_call(it, src, value)
-            env = _method_env(it, src, st) if local else {}
+            env = _method_env(it, src, st) if local else path_env(it, src, st, value, off, resolve)
             it.steps = 0
             got = it.eval(value, env, src)
             if isinstance(got, Mod) and "__flax__" in got.attrs and got.total() == 0:
@@ -272,12 +282,14 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
             return None  # a model the job builds that cannot be counted: no partial sums
         if isinstance(got, Mod) and (n := got.total()) > 0:
             by_name.setdefault(got.name, []).append((n, list(it.evidence)))
+            made_by.setdefault(got.name, []).append(st)
     for st in _assignments(src.tree, tuples=True):  # `model, criterion, post = build(args)`: tuple_builders.py
         if id(st) in off:
             continue
         try:
             for cname, n, ev in tuple_models(it, src, st, _unwrap(st.value), _builds_model, AUX_TARGET) or []:
                 by_name.setdefault(cname, []).append((n, ev))
+                made_by.setdefault(cname, []).append(st)
         except (GiveUp, RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError):
             return None  # the builder makes a local model that cannot be counted: no partial sums
     if not by_name:  # nothing built in the entry script: a training function of another file it calls may build it
@@ -285,6 +297,8 @@ def count_entry_model(read_text: Callable[[str], str | None], import_file: Calla
         if got_called is None:
             return None
         by_name = {cname: [(n, ev)] for cname, n, ev in got_called}
+    if alternatives(src.tree, list(made_by.values())):
+        return None  # `if a: model = A() elif b: model = B()` on an unsettled condition: one of them trains, not both
     total, ev = 0, []
     for counts in by_name.values():
         # one class built twice is one model (a worker's or target network's copy); built with different

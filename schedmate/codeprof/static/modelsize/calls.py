@@ -26,6 +26,7 @@ from schedmate.codeprof.static.modelsize.layer_subclass import layer_subclass
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod, build_nn
 from schedmate.codeprof.static.modelsize.registries import registry_lookup
 from schedmate.codeprof.static.modelsize.rl_policies import env_spaces
+from schedmate.codeprof.static.modelsize.timm_blocks import TIMM_BLOCKS, timm_block
 from schedmate.codeprof.static.modelsize.values import STR_METHODS
 
 if TYPE_CHECKING:
@@ -149,6 +150,8 @@ def method(it: Interp, base: Any, name: str, args: list[Any], kwargs: dict[str, 
 
 
 def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if path.startswith(("torch.nn.modules.", "torch.nn.parameter.")) and path.count(".") == 4:
+        path = "torch.nn." + path.rsplit(".", 1)[1]  # `from torch.nn.modules.linear import Linear`: nn.Linear itself
     parts = path.split(".")
     last = parts[-1]
     if parts[0] == "builtins":
@@ -209,6 +212,8 @@ def external(it: Interp, path: str, args: list[Any], kwargs: dict[str, Any]) -> 
         return args[0]  # keeps the backbone's layers (its published size, classifier head included: a few percent)
     if _PARAM_FREE_EXT.search(last):
         return Mod(last)
+    if parts[0] == "timm" and last in TIMM_BLOCKS:  # `from timm.models.vision_transformer import PatchEmbed`
+        return timm_block(it, last, args, kwargs, path)
     known_size = _well_known(it, parts, args, kwargs)
     if known_size is not None:
         return known_size
@@ -268,12 +273,16 @@ def builtin(it: Interp, name: str, args: list[Any], kwargs: dict[str, Any]) -> A
             raise GiveUp(f"map(): {e}") from e
     if name == "isinstance":
         return pyfuncs.is_instance(it, args)
+    if name == "hasattr":
+        return pyfuncs.has_attr(it, args)
+    if name == "callable" and len(args) == 1:
+        return pyfuncs.is_callable(args[0])
     if name == "setattr" and len(args) == 3 and isinstance(args[0], Mod) and not kwargs:
         if isinstance(args[2], Unknown) and args[2].maybe_module:  # `setattr(self, f"layer{i}", build(...))`
             raise GiveUp(f"setattr of a value that cannot be followed ({args[2].why})")
         args[0].attrs[str(it.concrete(args[1]))] = args[2]  # registered like `self.<name> = value`
         return None
-    if name in {"hasattr", "setattr", "map", "super"}:
+    if name in {"setattr", "map", "super", "callable"}:
         return Unknown(f"builtin {name}")
     vals = [it.concrete(a) for a in args]
     fn = {"int": int, "float": float, "len": len, "range": range, "max": max, "min": min, "sum": sum, "abs": abs,

@@ -272,6 +272,8 @@ class Interp:
                 return ("method", base, name)
             if name == "weight" and base.weight is not None:
                 return Shared(base)
+            if name == "bias" and base.weight is not None:  # a torch layer's bias: what its count holds beyond the weight
+                return Tensor(n, (n,)) if (n := base.own - base.weight) > 0 else None
             return Unknown(f"attribute {name}", maybe_module=False)
         if isinstance(base, ClassRef):
             got = self.class_attr(base, name)

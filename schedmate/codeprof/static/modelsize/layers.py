@@ -189,6 +189,26 @@ _WEIGHTED = {"Linear": 2, "Embedding": 2, "Conv1d": 7, "Conv2d": 7, "Conv3d": 7}
 
 _DATA_PARALLEL = {"DataParallel", "DistributedDataParallel"}
 
+# the constructor arguments a torch layer keeps as attributes of the same name, in positional order (model code
+# reads them back: `vgg[-2].out_channels`, `self.fc.in_features`)
+_CONV_ARGS = ("in_channels", "out_channels")  # torch keeps kernel, stride, padding as tuples
+_NORM_ARGS = ("num_features", "eps", "momentum", "affine")
+_RNN_ARGS = ("input_size", "hidden_size", "num_layers")
+_KEPT_ARGS: dict[str, tuple[str, ...]] = {
+    "Linear": ("in_features", "out_features"), "Embedding": ("num_embeddings", "embedding_dim"),
+    **dict.fromkeys(("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"),
+                    _CONV_ARGS),
+    **dict.fromkeys(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"), _NORM_ARGS),
+    "GroupNorm": ("num_groups", "num_channels"), "LayerNorm": ("normalized_shape",),
+    **dict.fromkeys(("LSTM", "GRU", "RNN"), _RNN_ARGS), "MultiheadAttention": ("embed_dim", "num_heads"),
+}
+
+
+def _kept(name: str, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    out = {k: (args[i] if i < len(args) else kwargs[k]) for i, k in enumerate(_KEPT_ARGS.get(name, ()))
+           if i < len(args) or k in kwargs}
+    return {k: v for k, v in out.items() if isinstance(v, (int, float, tuple, list)) and not isinstance(v, bool)}
+
 
 def build_nn(name: str, args: list[Any], kwargs: dict[str, Any]) -> Mod:
     """The module value of `nn.<name>(*args, **kwargs)`; GiveUp for an unknown layer or dimension."""
@@ -198,6 +218,7 @@ def build_nn(name: str, args: list[Any], kwargs: dict[str, Any]) -> Mod:
         return Mod(name)
     if name in LEAF_COUNTS:
         mod = Mod(name, LEAF_COUNTS[name](args, kwargs))
+        mod.attrs.update(_kept(name, args, kwargs))
         if name in _WEIGHTED:  # the same layer without its bias: the `.weight` alone
             mod.weight = LEAF_COUNTS[name](args[:_WEIGHTED[name]], {**kwargs, "bias": False})
         return mod

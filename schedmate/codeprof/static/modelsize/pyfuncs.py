@@ -9,11 +9,13 @@
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from schedmate.codeprof.static.modelsize.layers import GiveUp, Mod
-from schedmate.codeprof.static.modelsize.values import ClassRef, Ext, Ref, Unknown
+from schedmate.codeprof.static.modelsize.values import ClassRef, Ext, FuncRef, Ref, Unknown
 
 Interp = Any
 """The interpreter (`interp.Interp`), not imported: interp imports this module at load time."""
@@ -71,7 +73,76 @@ def _one(it: Interp, value: Any, typ: Any) -> bool | None:
     if isinstance(typ, (ClassRef, Ext)) and isinstance(value, _PLAIN) and not isinstance(value, (list, tuple, dict)):
         if isinstance(typ, ClassRef) or typ.path.startswith(("torch.", "nn.")):
             return False  # a number, string or None is never one of the job's classes nor a torch type
+    if isinstance(typ, ClassRef) and isinstance(value, (list, tuple, dict)) and closed_mro(it, typ) is not None:
+        return False  # a job's class built only on its own classes and nn.Module is no list, tuple or dict
     return None
+
+
+_ROOT_BASES = re.compile(r"^((torch\.)?nn\.)?Module$|^object$")
+
+
+def closed_mro(it: Interp, cls: ClassRef) -> list[ClassRef] | None:
+    """The class's MRO when every base is one of the job's classes, `nn.Module` or `object` and none answers
+    attributes dynamically (`__getattr__`); None otherwise (an external base may add anything)."""
+    mro = it.mro(cls)
+    for c in mro:
+        if any(isinstance(st, ast.FunctionDef) and st.name in {"__getattr__", "__getattribute__"} for st in c.node.body):
+            return None
+        for b in c.node.bases:
+            try:
+                got = it.eval(b, {}, c.src)
+            except GiveUp:
+                return None
+            if not isinstance(got, ClassRef) and not _ROOT_BASES.match(ast.unparse(b)):
+                return None
+    return mro
+
+
+# what every nn.Module has without setting it (its methods and the training flag)
+_MODULE_MEMBERS = frozenset({"forward", "parameters", "named_parameters", "buffers", "children", "modules",
+                             "named_modules", "training", "train", "eval", "to", "cuda", "cpu", "state_dict",
+                             "load_state_dict", "apply", "register_buffer", "register_parameter", "add_module",
+                             "zero_grad", "half", "float", "double", "requires_grad_"})
+
+
+def has_attr(it: Interp, args: list[Any]) -> bool | Unknown:
+    """`hasattr(obj, "name")` over a module the interpreter built (its attributes are all set once its constructor
+    ran) or a plain value, as Python answers it; Unknown when not settled (an external base class)."""
+    if len(args) != 2:
+        return Unknown("hasattr with other than two arguments")
+    obj, name = args[0], it.concrete(args[1])
+    if not isinstance(name, str):
+        return Unknown("hasattr of an unknown name")
+    if isinstance(obj, _PLAIN) and not isinstance(obj, (list, tuple, dict)):
+        return hasattr(obj, name)
+    if not isinstance(obj, Mod):
+        return Unknown("builtin hasattr")
+    if name in obj.attrs:
+        return True
+    cls = obj.attrs.get("__class__")
+    if not isinstance(cls, ClassRef) or (mro := closed_mro(it, cls)) is None:
+        return Unknown("builtin hasattr")
+    if any(isinstance(st, (ast.FunctionDef, ast.Assign, ast.AnnAssign)) and name in _defined(st)
+           for c in mro for st in c.node.body):
+        return True
+    return (not obj.plain and name in _MODULE_MEMBERS) or False
+
+
+def _defined(st: ast.stmt) -> set[str]:
+    if isinstance(st, ast.FunctionDef):
+        return {st.name}
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]  # type: ignore[attr-defined]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def is_callable(value: Any) -> bool | Unknown:
+    """`callable(x)` (the `default(value, factory)` idiom): functions, classes, partials and modules are; numbers,
+    strings, None and containers are not; anything else is not settled."""
+    if isinstance(value, (ClassRef, FuncRef, Partial)) or (isinstance(value, Mod) and not value.plain):
+        return True
+    if isinstance(value, _PLAIN):
+        return False
+    return Unknown("builtin callable")
 
 
 def is_instance(it: Interp, args: list[Any]) -> bool | Unknown:

@@ -124,7 +124,7 @@ _MATH_CONSTANTS = {f"{m}.{c}": v for m in ("math", "numpy", "torch")
                    for c, v in (("pi", math.pi), ("e", math.e))}
 _BUILTINS = {"int", "float", "len", "range", "list", "tuple", "max", "min", "sum", "abs", "round", "bool", "dict",
              "zip", "enumerate", "reversed", "sorted", "getattr", "isinstance", "super", "str", "print", "hasattr",
-             "setattr", "map"}
+             "setattr", "map", "callable"}
 
 # string methods the interpreter evaluates over known strings (`args.mlp.split("-")`, `name.startswith("vit")`)
 STR_METHODS = frozenset({"split", "strip", "lower", "upper", "replace", "startswith", "endswith", "format", "join",
