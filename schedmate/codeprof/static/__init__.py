@@ -39,6 +39,7 @@ from schedmate.codeprof.static.names import (
     VOCAB,
 )
 from schedmate.codeprof.static.parallel import ParallelMixin
+from schedmate.codeprof.static.one_replica import mark_one_replica
 from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
 from schedmate.codeprof.static.runtime import RuntimeMixin
@@ -47,6 +48,7 @@ from schedmate.codeprof.static.runtime import RuntimeMixin
 # `accelerator.accumulate(model)`), not any word with "accum" in it (`coco_evaluator.accumulate()`), nor a
 # running count (`accumulated_iter`: iterations done so far), nor another update's period
 # (`actor_update_freq`, `target_update_frequency` in RL)
+_FLOAT_VALUED = re.compile(r"^(?!.*\bint\().*(\d\.\d|\*\*)")
 _ACCUM_NAME = re.compile(r"grad\w*accum|accum(?!ulated_)\w*(grad|step|iter|batch|freq)|(^|\.)update_freq$|"
                          r"^accelerator\.accumulate$|"
                          r"\baccum_?(steps|iter)?$|accumulate_grad", re.IGNORECASE)
@@ -104,6 +106,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         self._batch_and_length()
         self._precision()
         self._parallelism()
+        mark_one_replica(self)  # one_replica.py: a plain process that replicates nothing is one replica
         self._dims_and_knobs()
         self._candidates()
         return r
@@ -149,7 +152,9 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
                 _ACCUM_NAME.search(c["func"]) and not re.search(r"eval", c["func"], re.IGNORECASE)
                 or any(_ACCUM_NAME.search(k) for k in c["kwargs"]) for c in s["calls"]
             )
-            knob = knob or any(_ACCUM_NAME.search(a["target"]) for a in s["assigns"])
+            # (a float-valued `accum = 0.5 ** (32 / 10000)` is a moving-average decay, not a count of passes)
+            knob = knob or any(_ACCUM_NAME.search(a["target"]) and not _FLOAT_VALUED.search(a["expr"])
+                               for a in s["assigns"])
         r.accum_knob = bool(knob or self._ds is not None or (r.launch and r.launch.get("grad_accum")))
 
 
