@@ -39,6 +39,7 @@ from schedmate.codeprof.static.names import (
     VOCAB,
 )
 from schedmate.codeprof.static.parallel import ParallelMixin
+from schedmate.codeprof.static.called_defaults import read_called_defaults
 from schedmate.codeprof.static.one_replica import mark_one_replica
 from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
@@ -90,6 +91,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         elif L.module:
             r.notes.append(f"module {L.module} is not a file in the workdir; only the command line was read")
         self._defaults()
+        read_called_defaults(self)  # called_defaults.py: `train(env)` runs with `def train(env, n_envs=8)`'s 8
         self._command_line_args()
         apply_hparams_strings(self.r.params)
         self._config_files()

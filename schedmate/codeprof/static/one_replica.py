@@ -39,6 +39,7 @@ MULTI_DEVICE_CALLS = frozenset({
     "device_put_sharded", "device_put_replicated", "Mesh", "MirroredStrategy", "MultiWorkerMirroredStrategy",
     "TPUStrategy", "CentralStorageStrategy", "ParameterServerStrategy", "multi_gpu_model", "replicate_model_fn",
     "DistributedOptimizer", "get_strategy", "distribute_datasets_from_function", "experimental_distribute_dataset",
+    "TPUEstimator", "CrossShardOptimizer", "TPUClusterResolver", "shard", "replicate",
 })
 
 

@@ -123,9 +123,10 @@ def config_dict_batch(summary: dict[str, Any], rel: str) -> tuple[int, list[str]
     return None
 
 
-_ENVS = ("num_processes", "num_envs", "n_envs", "nenvs", "num_env", "nenv")
+_ENVS = ("num_processes", "num_envs", "n_envs", "nenvs", "num_env", "nenv", "num_train_envs", "n_train_envs")
 _ROLLOUT = ("num_steps", "n_steps", "nsteps", "num_steps_per_rollout", "num_steps_per_update")
-_MINIBATCHES = ("num_mini_batch", "num_minibatches", "nminibatches", "n_minibatches", "num_mini_batches")
+_MINIBATCHES = ("num_mini_batch", "num_minibatches", "nminibatches", "n_minibatches", "num_mini_batches",
+                "n_minibatch", "num_minibatch")
 _WHOLE_ROLLOUT_ALGOS = {"a2c", "acktr"}  # one update on the whole rollout (no minibatches)
 
 
