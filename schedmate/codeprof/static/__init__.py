@@ -40,6 +40,7 @@ from schedmate.codeprof.static.names import (
 )
 from schedmate.codeprof.static.parallel import ParallelMixin
 from schedmate.codeprof.static.called_defaults import read_called_defaults
+from schedmate.codeprof.static.null_accum import null_accumulation
 from schedmate.codeprof.static.one_replica import mark_one_replica
 from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
@@ -106,6 +107,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         self._model()
         self._local_steps_per_epoch()
         self._batch_and_length()
+        null_accumulation(self)  # null_accum.py: accumulation and global batch both None -> accumulation 1
         self._precision()
         self._parallelism()
         mark_one_replica(self)  # one_replica.py: a plain process that replicates nothing is one replica
