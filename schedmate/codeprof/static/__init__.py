@@ -150,7 +150,8 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
             r.dims["untied"] = (1, list(tie[1]))
         elif untie is not None and untie[0] is True:
             r.dims["untied"] = (1, list(untie[1]))
-        knob = any(_ACCUM_NAME.search(k) for k, _ in r.params.items())
+        knob = any(_ACCUM_NAME.search(k) and not (isinstance(pv.value, float) and not pv.value.is_integer())
+                   for k, pv in r.params.items())
         for s in r.py.values():
             knob = knob or any(
                 _ACCUM_NAME.search(c["func"]) and not re.search(r"eval", c["func"], re.IGNORECASE)
