@@ -234,3 +234,40 @@ def test_a_rank_splitting_sampler_in_a_module_past_the_file_budget_makes_the_bat
     f = analyze_code(tmp_path, "torchrun --nproc_per_node 2 train.py", use_llm=False).facts
     assert f["global_batch_size"].value == 64
     assert f["micro_batch_size"].value == 32
+
+
+MESH_YAML = """
+    hardware: gpu
+    per_device_batch_size: 2
+    gradient_accumulation_steps: 1
+    steps: 100
+    dcn_data_parallelism: -1
+    dcn_fsdp_parallelism: 1
+    dcn_tensor_parallelism: 1
+    ici_data_parallelism: 1
+    ici_fsdp_parallelism: -1
+    ici_tensor_parallelism: 1
+"""
+
+MESH_TRAIN = """
+    import sys
+    import yaml
+    import jax
+
+    cfg = yaml.safe_load(open(sys.argv[1]))
+    for a in sys.argv[2:]:
+        k, v = a.split("=", 1)
+        cfg[k] = v
+"""
+
+
+def test_a_fully_stated_gpu_mesh_gives_the_device_count_and_a_placeholder_leaves_it_open(tmp_path):
+    make_job(tmp_path, {"train.py": MESH_TRAIN, "base.yml": MESH_YAML})
+    cmd = "python train.py base.yml dcn_data_parallelism=1 ici_fsdp_parallelism=4"
+    f = analyze_code(tmp_path, cmd, use_llm=False).facts
+    assert f["num_gpus"].value == 4
+    assert f["global_batch_size"].value == 8
+    f = analyze_code(tmp_path, "python train.py base.yml ici_fsdp_parallelism=4", use_llm=False).facts
+    assert f.get("num_gpus") is None or f["num_gpus"].value is None  # dcn_data_parallelism -1 fills the rest
+    f = analyze_code(tmp_path, cmd + " ici_tensor_parallelism=2", use_llm=False).facts
+    assert f.get("num_gpus") is None or f["num_gpus"].value is None  # a model axis: not read
