@@ -271,3 +271,19 @@ def test_a_fully_stated_gpu_mesh_gives_the_device_count_and_a_placeholder_leaves
     assert f.get("num_gpus") is None or f["num_gpus"].value is None  # dcn_data_parallelism -1 fills the rest
     f = analyze_code(tmp_path, cmd + " ici_tensor_parallelism=2", use_llm=False).facts
     assert f.get("num_gpus") is None or f["num_gpus"].value is None  # a model axis: not read
+
+
+HUGECTR = """
+    import hugectr
+
+    solver = hugectr.CreateSolver(batchsize_eval=1000, batchsize=4096, lr=0.001, vvgpu={gpus},
+                                  repeat_dataset=True)
+    model = hugectr.Model(solver, None, None)
+    model.fit(max_iter=100)
+"""
+
+
+def test_hugectr_createsolver_batchsize_is_global_and_vvgpu_lists_the_gpus(tmp_path):
+    make_job(tmp_path, {"train.py": HUGECTR.format(gpus="[[0, 1, 2, 3]]")})
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert (f["global_batch_size"].value, f["num_gpus"].value, f["micro_batch_size"].value) == (4096, 4, 1024)

@@ -40,6 +40,7 @@ from schedmate.codeprof.static.names import (
 )
 from schedmate.codeprof.static.parallel import ParallelMixin
 from schedmate.codeprof.static.called_defaults import read_called_defaults
+from schedmate.codeprof.static.hugectr_solver import hugectr_solver
 from schedmate.codeprof.static.mesh_devices import put_mesh_devices
 from schedmate.codeprof.static.null_accum import null_accumulation
 from schedmate.codeprof.static.one_replica import mark_one_replica
@@ -111,6 +112,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         null_accumulation(self)  # null_accum.py: accumulation and global batch both None -> accumulation 1
         self._precision()
         self._parallelism()
+        hugectr_solver(self)  # hugectr_solver.py: CreateSolver's global batch over its vvgpu GPUs
         put_mesh_devices(self)  # mesh_devices.py: a fully stated GPU mesh is the device count
         mark_one_replica(self)  # one_replica.py: a plain process that replicates nothing is one replica
         self._dims_and_knobs()
