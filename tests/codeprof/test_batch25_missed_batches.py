@@ -287,3 +287,37 @@ def test_hugectr_createsolver_batchsize_is_global_and_vvgpu_lists_the_gpus(tmp_p
     make_job(tmp_path, {"train.py": HUGECTR.format(gpus="[[0, 1, 2, 3]]")})
     f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
     assert (f["global_batch_size"].value, f["num_gpus"].value, f["micro_batch_size"].value) == (4096, 4, 1024)
+
+
+SAMPLER_PROCESS = """
+    import argparse
+    from multiprocessing import Process, Queue
+    import torch
+
+
+    def sample(q):
+        {body}
+
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--batch_size", type=int, default=32)
+    args = p.parse_args()
+    q = Queue()
+    Process(target=sample, args=(q,)).start()
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(list(range(999)), batch_size=args.batch_size)
+    for batch in loader:
+        model(batch).sum().backward()
+        opt.step()
+"""
+
+
+def test_a_cpu_sampler_process_does_not_make_a_replica_but_a_process_on_the_gpu_does(tmp_path):
+    make_job(tmp_path, {"train.py": SAMPLER_PROCESS.format(body="q.put([1, 2, 3])")})
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    assert f["global_batch_size"].value == 32
+    make_job(tmp_path, {"train.py": SAMPLER_PROCESS.format(body="q.put(torch.zeros(3).cuda())")})
+    f = analyze_code(tmp_path, "python train.py", use_llm=False).facts
+    pd = f.get("parallelism.data")
+    assert pd is None or "replicates the model on no other device" not in (pd.note or "")

@@ -110,7 +110,10 @@ def one_replica_reason(sp: Any) -> str | None:
     if any(n.startswith("num_gpus:") for n in r.notes):
         return None  # a path that uses every visible GPU was found
     for _, c in sp.calls:
-        if c["func"].rsplit(".", 1)[-1] in MULTI_DEVICE_CALLS or "train_distribute" in c["kwargs"]:
+        tail = c["func"].rsplit(".", 1)[-1]
+        if tail == "Process" and not sp._target_on_gpu(c):
+            continue  # a CPU worker (a sampler, an RL actor) whose body names no device: not a replica
+        if tail in MULTI_DEVICE_CALLS or "train_distribute" in c["kwargs"]:
             return None
     foreign, unread = foreign_imports(sp)
     if foreign - BASE_LIBRARIES or unread:
