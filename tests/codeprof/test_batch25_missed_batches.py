@@ -6,7 +6,7 @@ rank-splitting batch sampler in a module past the file budget."""
 from __future__ import annotations
 
 from schedmate.codeprof.analyzer import analyze_code
-from schedmate.codeprof.static.called_defaults import called_function_defaults
+from schedmate.codeprof.static.called_defaults import ROLLOUT_LIKE, called_function_defaults
 
 from .codeprof_support import make_job
 
@@ -115,10 +115,10 @@ def test_called_defaults_are_only_those_every_call_leaves_unset_and_none_under_a
     text = CALLED + "\n    train('x', 5, n_envs=2)\n"
     import textwrap
 
-    got = {n: v for n, v, _ in called_function_defaults(textwrap.dedent(text))}
-    assert got == {"nminibatches": 4, "n_steps": 128}  # n_envs is passed by one call; gamma is no batch setting
+    got = {n: v for n, v, _ in called_function_defaults(textwrap.dedent(text), ROLLOUT_LIKE)}
+    assert got == {"nminibatches": 4, "n_steps": 128}  # n_envs is passed by one call; gamma is no rollout name
     starred = textwrap.dedent(CALLED).replace("num_timesteps=args.num_timesteps)", "**vars(args))")
-    assert called_function_defaults(starred) == []
+    assert called_function_defaults(starred, ROLLOUT_LIKE) == []
 
 
 GYMNAX_YAML = """

@@ -1,10 +1,10 @@
-"""Keyword defaults of the training function the entry script calls: `def train(env_id, n_envs=8,
-nminibatches=4, n_steps=128)` called as `train(args.env, num_timesteps=...)` runs with n_envs 8, as Python
-binds a call's missing arguments to the parameters' defaults.
+"""Keyword defaults of the training function the entry script calls: `def train(env_id, batch_size=64)` called
+as `train(args.env)` runs with batch_size 64, as Python binds a call's missing arguments to the parameters'
+defaults; `def train(env_id, n_envs=8, nminibatches=4, n_steps=128)` so called gives rl_batch.py its rollout.
 
 Only the entry's own functions, called from the entry itself, with no `*args`/`**kwargs` in the call that
-could supply the parameter, and only for batch and rollout settings (the names the batch readers use); a
-parameter the call passes, or a setting the job already holds, is left alone. Each call site must agree:
+could supply the parameter, and only for batch settings (set as the job's) and rollout shapes (handed to the RL
+batch reader alone); a parameter the call passes, or a setting the job already holds, is left alone. Each call site must agree:
 a function called twice with different omissions gives only the parameters every call leaves to default.
 """
 
@@ -17,9 +17,12 @@ from typing import Any
 from schedmate.codeprof.params import CODE_DEFAULT
 from schedmate.codeprof.pyast import const_eval
 
-# batch settings and the rollout shape an on-policy learner's minibatch is derived from (rl_batch.py)
-_BATCH_LIKE = re.compile(r"batch|^(?:n_?envs?|num_envs?|num_processes|n_?steps|num_steps|nminibatches|"
-                         r"num_mini_?batch(?:es)?|n_minibatch(?:es)?|unroll_length)$", re.IGNORECASE)
+# batch settings: set as the job's settings
+_BATCH_LIKE = re.compile(r"batch", re.IGNORECASE)
+# the rollout shape an on-policy learner's minibatch is derived from: handed to rl_batch.py only, never set as
+# settings (a rollout length named `n_steps` is no count of optimizer steps)
+ROLLOUT_LIKE = re.compile(r"^(?:n_?envs?|num_envs?|num_processes|n_?steps|num_steps|nminibatches|"
+                          r"num_mini_?batch(?:es)?|n_minibatch(?:es)?)$", re.IGNORECASE)
 
 
 def _omitted(fn: ast.FunctionDef, call: ast.Call) -> set[str] | None:
@@ -33,9 +36,9 @@ def _omitted(fn: ast.FunctionDef, call: ast.Call) -> set[str] | None:
     return {n for n in (*with_default, *kwonly) if n not in given}
 
 
-def called_function_defaults(text: str) -> list[tuple[str, Any, int]]:
-    """(parameter, default, line) of the batch-like defaults the module's own calls to its own top-level
-    functions leave unset."""
+def called_function_defaults(text: str, names: re.Pattern[str] = _BATCH_LIKE) -> list[tuple[str, Any, int]]:
+    """(parameter, default, line) of the defaults named like `names` (batch settings unless told) that the
+    module's own calls to its own top-level functions leave unset."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
@@ -57,7 +60,7 @@ def called_function_defaults(text: str) -> list[tuple[str, Any, int]]:
         pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
                  *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
         for arg, default in pairs:
-            if arg.arg not in params or not _BATCH_LIKE.search(arg.arg):
+            if arg.arg not in params or not names.search(arg.arg):
                 continue
             ok, v = const_eval(default)
             if ok and isinstance(v, int) and not isinstance(v, bool) and v > 0:
