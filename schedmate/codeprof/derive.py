@@ -148,7 +148,8 @@ def derive(
             ev_b + _ev(facts, "global_batch_size"),
             "global / (micro x data-parallel size)",
         )
-    if _v(facts, "grad_accum_steps") is None and not accum_knob and (fw is not None or (micro and ng)):
+    one_replica = _v(facts, "parallelism.data") == "none"
+    if _v(facts, "grad_accum_steps") is None and not accum_knob and (fw is not None or (micro and (ng or one_replica))):
         _put(facts, "grad_accum_steps", 1, [], "the code has no gradient-accumulation setting")
     accum = _v(facts, "grad_accum_steps")
     if micro is None and glob and accum and dp and glob % (accum * dp) == 0:

@@ -30,7 +30,8 @@ def python(ctx: Ctx, toks: list[str]) -> bool:
         else:
             i += 1
     if module is not None:
-        if module in {"torch.distributed.run", "torch.distributed.launch"}:
+        # OneFlow's launcher takes torch.distributed.launch's options (--nproc_per_node, --nnodes, ...)
+        if module in {"torch.distributed.run", "torch.distributed.launch", "oneflow.distributed.launch"}:
             from schedmate.codeprof.launch.torchrun import torchrun
 
             ctx.launch.chain.append(f"python -m {module}")

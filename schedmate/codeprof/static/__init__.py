@@ -40,6 +40,10 @@ from schedmate.codeprof.static.names import (
     VOCAB,
 )
 from schedmate.codeprof.static.parallel import ParallelMixin
+from schedmate.codeprof.static.called_defaults import read_called_defaults
+from schedmate.codeprof.static.mesh_devices import put_mesh_devices
+from schedmate.codeprof.static.null_accum import null_accumulation
+from schedmate.codeprof.static.one_replica import mark_one_replica
 from schedmate.codeprof.static.reading import ReadingMixin
 from schedmate.codeprof.static.result import StaticResult
 from schedmate.codeprof.static.runtime import RuntimeMixin
@@ -48,6 +52,7 @@ from schedmate.codeprof.static.runtime import RuntimeMixin
 # `accelerator.accumulate(model)`), not any word with "accum" in it (`coco_evaluator.accumulate()`), nor a
 # running count (`accumulated_iter`: iterations done so far), nor another update's period
 # (`actor_update_freq`, `target_update_frequency` in RL)
+_FLOAT_VALUED = re.compile(r"^(?!.*\bint\().*(\d\.\d|\*\*)")
 _ACCUM_NAME = re.compile(r"grad\w*accum|accum(?!ulated_)\w*(grad|step|iter|batch|freq)|(^|\.)update_freq$|"
                          r"^accelerator\.accumulate$|"
                          r"\baccum_?(steps|iter)?$|accumulate_grad", re.IGNORECASE)
@@ -89,6 +94,7 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         elif L.module:
             r.notes.append(f"module {L.module} is not a file in the workdir; only the command line was read")
         self._defaults()
+        read_called_defaults(self)  # called_defaults.py: `train(env)` runs with `def train(env, n_envs=8)`'s 8
         self._command_line_args()
         apply_hparams_strings(self.r.params)
         self._config_files()
@@ -104,8 +110,11 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
         self._model()
         self._local_steps_per_epoch()
         self._batch_and_length()
+        null_accumulation(self)  # null_accum.py: accumulation and global batch both None -> accumulation 1
         self._precision()
         self._parallelism()
+        put_mesh_devices(self)  # mesh_devices.py: a fully stated GPU mesh is the device count
+        mark_one_replica(self)  # one_replica.py: a plain process that replicates nothing is one replica
         self._dims_and_knobs()
         self._candidates()
         return r
@@ -145,13 +154,16 @@ class StaticPass(ReadingMixin, ConfigFilesMixin, RuntimeMixin, DevicesMixin, Mod
             r.dims["untied"] = (1, list(tie[1]))
         elif untie is not None and untie[0] is True:
             r.dims["untied"] = (1, list(untie[1]))
-        knob = any(_ACCUM_NAME.search(k) for k, _ in r.params.items())
+        knob = any(_ACCUM_NAME.search(k) and not (isinstance(pv.value, float) and not pv.value.is_integer())
+                   for k, pv in r.params.items())
         for s in r.py.values():
             knob = knob or any(
                 _ACCUM_NAME.search(c["func"]) and not re.search(r"eval", c["func"], re.IGNORECASE)
                 or any(_ACCUM_NAME.search(k) for k in c["kwargs"]) for c in s["calls"]
             )
-            knob = knob or any(_ACCUM_NAME.search(a["target"]) for a in s["assigns"])
+            # (a float-valued `accum = 0.5 ** (32 / 10000)` is a moving-average decay, not a count of passes)
+            knob = knob or any(_ACCUM_NAME.search(a["target"]) and not _FLOAT_VALUED.search(a["expr"])
+                               for a in s["assigns"])
         r.accum_knob = bool(knob or self._ds is not None or (r.launch and r.launch.get("grad_accum")))
 
 

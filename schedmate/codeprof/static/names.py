@@ -37,7 +37,7 @@ MICRO = (
     "n_rand",  # NeRF family (`--N_rand`): the rays sampled per optimisation step, the run's batch
 )
 GLOBAL = ("global_batch_size", "total_batch_size", "global_bs", "effective_batch_size", "gbs", "ims_per_batch",
-          "global_train_batch_size")
+          "global_train_batch_size", "total_bs")
 ACCUM = (
     "gradient_accumulation_steps",
     "grad_accum_steps",

@@ -123,9 +123,10 @@ def config_dict_batch(summary: dict[str, Any], rel: str) -> tuple[int, list[str]
     return None
 
 
-_ENVS = ("num_processes", "num_envs", "n_envs", "nenvs", "num_env", "nenv")
+_ENVS = ("num_processes", "num_envs", "n_envs", "nenvs", "num_env", "nenv", "num_train_envs", "n_train_envs")
 _ROLLOUT = ("num_steps", "n_steps", "nsteps", "num_steps_per_rollout", "num_steps_per_update")
-_MINIBATCHES = ("num_mini_batch", "num_minibatches", "nminibatches", "n_minibatches", "num_mini_batches")
+_MINIBATCHES = ("num_mini_batch", "num_minibatches", "nminibatches", "n_minibatches", "num_mini_batches",
+                "n_minibatch", "num_minibatch")
 _WHOLE_ROLLOUT_ALGOS = {"a2c", "acktr"}  # one update on the whole rollout (no minibatches)
 
 
@@ -178,6 +179,25 @@ def rollout_updates(params: Any) -> tuple[int, list[str]] | None:
     return rollouts * _int(epochs.value) * _int(count.value), where  # type: ignore[operator]
 
 
+def called_rollout(sp: Any) -> tuple[int, list[str]] | None:
+    """The rollout minibatch from the defaults of the entry's own training function that its call leaves
+    unset (`def train(env_id, n_envs=8, nminibatches=4, n_steps=128)` called as `train(args.env)`), over the
+    job's own settings; the job must still be an RL one (`_RL_SETTING`)."""
+    from schedmate.codeprof.params import CODE_DEFAULT, ParamSpace
+    from schedmate.codeprof.static.called_defaults import ROLLOUT_LIKE, called_function_defaults
+
+    found = called_function_defaults(sp.wd.read_text(sp.r.entry) or "", ROLLOUT_LIKE)
+    if not found:
+        return None
+    merged = ParamSpace()
+    for key, pv in sp.r.params.items():
+        merged.set(key, pv.value, list(pv.where), pv.layer)
+    for name, v, line in found:
+        if merged.get(name) is None:
+            merged.set(name, v, f"{sp.r.entry}:{line}", CODE_DEFAULT)
+    return rollout_minibatch(merged)
+
+
 def rl_batches(sp: Any) -> None:
     """Put the RL batch conventions' global (and, for one process, per-process) batch on the static pass `sp`.
 
@@ -208,7 +228,8 @@ def rl_batches(sp: Any) -> None:
     if (updates := rollout_updates(r.params)) is not None:  # before the rollout length passes for the steps
         r.params.set("train_steps", updates[0], updates[1], RUNTIME)
     summary = r.py.get(r.entry)
-    got = rollout_minibatch(r.params) or (config_dict_batch(summary, r.entry) if summary else None)
+    got = rollout_minibatch(r.params) or called_rollout(sp) \
+        or (config_dict_batch(summary, r.entry) if summary else None)
     if got is not None:
         note = "RL: samples per gradient step from the run-config dict"
         r.put("global_batch_size", got[0], got[1], note=note)

@@ -21,13 +21,30 @@ def _batch_of(call: dict[str, Any]) -> str | None:
     return str(args[1]) if len(args) >= 2 else None
 
 
+def _summaries(sp: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The files read, then the entry's local imports left past the file budget that build a `BatchSampler`
+    (scanned here: a trainer module holding the loader is often one of them)."""
+    from schedmate.codeprof.pyast import analyze_python
+
+    out = list(sp.r.py.items())
+    for rel in getattr(sp, "over_budget", []):
+        text = sp.wd.read_text(rel) or ""
+        if "BatchSampler(" not in text:
+            continue
+        try:
+            out.append((rel, analyze_python(text)))
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    return out
+
+
 def split_sampler_batches(sp: Any) -> list[tuple[int, str]]:
     """(value, file:line) of each training batch that a rank-splitting batch sampler divides over the processes:
     a call told the world size by keyword wrapping a variable bound on an
     earlier line of the same file to a `BatchSampler(..., batch)` call. Evaluation batches (`eval_batch_size`)
     are left out; a batch the sources leave open is too."""
     out: list[tuple[int, str]] = []
-    for rel, s in sp.r.py.items():
+    for rel, s in _summaries(sp):
         calls = [c for c in s["calls"] if c["func"].rsplit(".", 1)[-1] == "BatchSampler"]
         for c in s["calls"]:
             if not any(k in c["kwargs"] for k in _WORLD_KEYWORDS) or not c.get("args"):
