@@ -33,3 +33,10 @@ def test_the_batch_fields(tmp_path: Path, extra: str, want: tuple) -> None:
     make_job(tmp_path, {"train.py": TRAIN, "cfg.yaml": cfg})
     prof = analyze_code(tmp_path, command="torchrun --nproc_per_node=8 train.py --config cfg.yaml", use_llm=False)
     assert (prof.value("micro_batch_size"), prof.value("global_batch_size")) == want
+
+
+def test_a_global_batch_derived_from_a_dynamically_packed_batch_is_left_open_too(tmp_path: Path) -> None:
+    cfg = "batch_size: 32\ngrad_accumulation_factor: 1\ndynamic_batching: true\nmax_batch_length_train: 600\n"
+    make_job(tmp_path, {"train.py": TRAIN, "cfg.yaml": cfg})
+    prof = analyze_code(tmp_path, command="python train.py --config cfg.yaml", use_llm=False)
+    assert (prof.value("micro_batch_size"), prof.value("global_batch_size")) == (None, None)

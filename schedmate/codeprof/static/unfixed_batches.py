@@ -4,6 +4,9 @@
   packed to a token budget, so the samples per GPU per pass vary; the global batch (samples per update) stands.
 * `batch_size_type: frame` (or `token`): the batch size counts audio frames or tokens, not samples, so neither
   the per-GPU nor the global batch is a sample count.
+* A global batch that was only derived from the per-GPU batch (micro x accumulation x data-parallel size) goes
+  with it under dynamic batching: it is then no more fixed than the batch it was computed from. A global batch
+  the job states itself (verl's mini-batch) stands.
 Each such batch field is left null with the reason."""
 
 from __future__ import annotations
@@ -42,7 +45,10 @@ def unfixed_batches(facts: dict[str, Fact], res: StaticResult) -> list[str]:
     for key in _DYNAMIC:
         pv = res.params.get(key)
         if pv is not None and _truthy(pv.value):
-            drop("micro_batch_size", f"{key} ({pv.where[0]}) packs the micro-batches to a token budget; the samples "
-                 "per pass vary")
+            why = f"{key} ({pv.where[0]}) packs the micro-batches to a token budget; the samples per pass vary"
+            drop("micro_batch_size", why)
+            g = facts.get("global_batch_size")
+            if g is not None and g.source == "derived":
+                drop("global_batch_size", f"derived from the per-GPU batch, which {why}")
             break
     return out
