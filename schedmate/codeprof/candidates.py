@@ -297,7 +297,7 @@ def from_python(rel: str, summary: dict[str, Any], text: str | None, entry: bool
 
 def _function_defaults(rel: str, text: str) -> list[Candidate | None]:
     """`def train(epochs=90, batch_size=256):` and `__init__` keyword defaults."""
-    from schedmate.codeprof.pyast import const_eval
+    from schedmate.codeprof.pyast import const_eval, default_pairs
 
     try:
         tree = ast.parse(text)
@@ -307,11 +307,7 @@ def _function_defaults(rel: str, text: str) -> list[Candidate | None]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        a = node.args
-        pos = [*a.posonlyargs, *a.args]
-        pairs = list(zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True))
-        pairs += [(x, d) for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
-        for arg, d in pairs:
+        for arg, d in default_pairs(node.args):
             ok, v = const_eval(d)
             if ok:
                 out.append(make(arg.arg, v, f"{rel}:{d.lineno}", "default", DEFAULT))

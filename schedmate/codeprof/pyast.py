@@ -32,6 +32,14 @@ _LOW_DTYPES = {
 }
 
 
+def default_pairs(a: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    """(parameter, default expression) of every parameter of a signature that has a default, positional ones
+    first, as Python pairs `defaults` with the last positional parameters."""
+    pos = [*a.posonlyargs, *a.args]
+    return [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
+            *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
+
+
 def const_eval(node: ast.AST, names: dict[str, Any] | None = None) -> tuple[bool, Any]:
     """Evaluate literals and constant arithmetic (names from `names` allowed). Never calls anything."""
     names = names or {}

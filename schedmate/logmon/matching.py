@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from schedmate.logmon.digit_blind import ZEROS as _ZEROS
 from schedmate.logmon.digit_blind import digit_blind, digit_shape
 from schedmate.logmon.rules import BENIGN_RULES, Rule
 
@@ -40,7 +39,7 @@ class RuleSet:
         """The caches of the old list dropped; the rules' positions and needles with their digits zeroed."""
         self._candidates = {}
         self._plans = {}
-        self._zeroed = [(r, tuple(n.translate(_ZEROS) for n in r.needles)) for r in self.rules]
+        self._zeroed = [(r, tuple(map(digit_shape, r.needles))) for r in self.rules]
         self._order = {id(r): i for i, r in enumerate(self.rules)}
         self._mru = [r for r in self._mru if id(r) in self._order]
         self._mru_ordered = sorted(self._mru, key=lambda r: self._order[id(r)])

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from schedmate.codeprof.params import CODE_DEFAULT
-from schedmate.codeprof.pyast import const_eval
+from schedmate.codeprof.pyast import const_eval, default_pairs
 
 # batch settings: set as the job's settings
 _BATCH_LIKE = re.compile(r"batch", re.IGNORECASE)
@@ -55,11 +55,7 @@ def called_function_defaults(text: str, names: re.Pattern[str] = _BATCH_LIKE) ->
                 left[fn.name] = left[fn.name] & got if fn.name in left else got
     out: list[tuple[str, Any, int]] = []
     for name, params in left.items():
-        a = fns[name].args
-        pos = [*a.posonlyargs, *a.args]
-        pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
-                 *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
-        for arg, default in pairs:
+        for arg, default in default_pairs(fns[name].args):
             if arg.arg not in params or not names.search(arg.arg):
                 continue
             ok, v = const_eval(default)

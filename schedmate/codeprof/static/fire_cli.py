@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from schedmate.codeprof.pyast import const_eval
+from schedmate.codeprof.pyast import const_eval, default_pairs
 
 
 def _fire_target(tree: ast.Module, first_word: str | None) -> str | None:
@@ -48,11 +48,7 @@ def fire_defaults(text: str, first_word: str | None) -> Iterator[tuple[str, Any,
     fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == target), None)
     if fn is None:
         return
-    a = fn.args
-    pos = [*a.posonlyargs, *a.args]
-    pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
-             *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
-    for arg, default in pairs:
+    for arg, default in default_pairs(fn.args):
         ok, v = const_eval(default)
         if ok and isinstance(v, (int, float, str, bool)):
             yield arg.arg, v, default.lineno

@@ -17,7 +17,7 @@ from schedmate.codeprof.params import (
     LIBRARY_DEFAULT,
     norm,
 )
-from schedmate.codeprof.pyast import analyze_python
+from schedmate.codeprof.pyast import analyze_python, default_pairs
 from schedmate.codeprof.static.class_attributes import class_attribute_defaults
 from schedmate.codeprof.static.epoch_steps import shadowed_lengths
 from schedmate.codeprof.static.fire_cli import fire_defaults
@@ -244,11 +244,7 @@ class ReadingMixin:
             if not isinstance(fn, _ast.FunctionDef) or not any(
                     "configurable" in _ast.unparse(d) for d in fn.decorator_list):
                 continue
-            a = fn.args
-            pos = [*a.posonlyargs, *a.args]
-            pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True),
-                     *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
-            for arg, default in pairs:
+            for arg, default in default_pairs(fn.args):
                 ok, v = const_eval(default)
                 if ok and isinstance(v, (int, float, str)) and not isinstance(v, bool) and P.get(arg.arg) is None:
                     P.set(arg.arg, v, f"{self.r.entry}:{default.lineno}", CODE_DEFAULT)
